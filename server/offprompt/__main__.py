@@ -1,0 +1,3 @@
+from offprompt.cli import main
+
+raise SystemExit(main())

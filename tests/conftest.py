@@ -1,0 +1,35 @@
+"""Shared fixtures: a real memory (SQLite catalog, files, Chroma) in a temporary directory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from offprompt.app import build_server
+from offprompt.memory import MemorySettings, TaskMemory
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> MemorySettings:
+    return MemorySettings(name="test", data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def memory(settings: MemorySettings) -> Iterator[TaskMemory]:
+    memory = TaskMemory.open(settings)
+    yield memory
+    memory.close()
+
+
+@pytest.fixture
+async def client(memory: TaskMemory) -> AsyncIterator[Client]:
+    async with Client(build_server(memory)) as client:
+        yield client

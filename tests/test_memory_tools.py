@@ -1,0 +1,200 @@
+"""The memory tools end to end through an in-process MCP client, on a real memory."""
+
+from __future__ import annotations
+
+import base64
+import random
+from typing import Any
+
+import mcp_types as mt
+import pytest
+from mcp import Client
+
+from offprompt.artifacts import ImageArtifact, JsonArtifact, TextArtifact
+from offprompt.memory import TaskMemory
+from offprompt.tokens import count_tokens
+
+from .support import DOCS
+
+pytestmark = pytest.mark.anyio
+
+
+def meta(result: mt.CallToolResult) -> dict[str, Any]:
+    assert result.meta is not None
+    return dict(result.meta["offprompt"])
+
+
+def text_of(result: mt.CallToolResult, index: int = 0) -> str:
+    block = result.content[index]
+    assert isinstance(block, mt.TextContent)
+    return block.text
+
+
+def one_megabyte_of_text() -> str:
+    rng = random.Random(7)
+    words = ["alpha", "beta", "Grüße", "日本", "emoji🎉", "x" * 40, "\t", "\r\n", "naïve", "{json}"]
+    parts: list[str] = []
+    size = 0
+    while size < 1_000_000:
+        part = " ".join(rng.choice(words) for _ in range(12)) + "\n"
+        parts.append(part)
+        size += len(part.encode())
+    return "".join(parts)
+
+
+async def read_back(client: Client, namespace: str, item: int = 0, window: int = 2000) -> str:
+    parts: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        result = await client.call_tool(
+            "memory_load", {"artifact_namespace": namespace, "item": item, "offset": offset, "max_tokens": window}
+        )
+        assert not result.is_error, text_of(result)
+        parts.append(text_of(result))
+        offset = meta(result)["next_offset"]
+    return "".join(parts)
+
+
+async def test_a_megabyte_of_text_reads_back_byte_for_byte(memory: TaskMemory, client: Client) -> None:
+    text = one_megabyte_of_text()
+    ref = memory.store([TextArtifact(value=text)], tool="fs.read_file", arguments={"path": "/big.txt"})
+    assert await read_back(client, ref.namespace, window=3000) == text
+
+
+async def test_load_answers_with_the_window_and_where_it_sits(memory: TaskMemory, client: Client) -> None:
+    ref = memory.store([TextArtifact(value="word " * 5000)], tool="t")
+    result = await client.call_tool("memory_load", {"artifact_namespace": ref.namespace, "max_tokens": 100})
+    assert result.structured_content is None
+    assert meta(result) == {
+        "artifact_namespace": ref.namespace,
+        "item": 0,
+        "items": 1,
+        "kind": "text",
+        "offset": 0,
+        "next_offset": 100,
+        "total_tokens": count_tokens("word " * 5000),
+    }
+    assert "offset=100" in text_of(result, 1)
+
+
+async def test_reference_names_memory_namespace_and_links_to_it(memory: TaskMemory, client: Client) -> None:
+    ref = memory.store([TextArtifact(value="secret " * 100)], tool="vault.get", arguments={"key": "k"})
+    result = ref.to_result()
+    first = text_of(result)
+    assert first.startswith(
+        f'Output of "vault.get" was stored in memory with memory_name "test" and artifact_namespace "{ref.namespace}".'
+    )
+    assert "secret" not in first
+    assert result.structured_content is None
+    links = [b for b in result.content if isinstance(b, mt.ResourceLink)]
+    assert [str(link.uri) for link in links] == [f"memory://test/{ref.namespace}"]
+    read = await client.read_resource(f"memory://test/{ref.namespace}")
+    assert isinstance(read.contents[0], mt.TextResourceContents)
+    assert read.contents[0].text == "secret " * 100
+    assert meta(result) == {
+        "memory_name": "test",
+        "artifact_namespace": ref.namespace,
+        "tool": "vault.get",
+        "kinds": ["text"],
+        "tokens": count_tokens("secret " * 100),
+        "bytes": 700,
+    }
+
+
+async def test_text_and_image_share_one_namespace(memory: TaskMemory, client: Client) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
+    ref = memory.store(
+        [TextArtifact(value="a chart of sales"), ImageArtifact(value=png, mime_type="image/png")], tool="charts.draw"
+    )
+    result = await client.call_tool("memory_load", {"artifact_namespace": ref.namespace, "item": 1})
+    image = result.content[0]
+    assert isinstance(image, mt.ImageContent)
+    assert base64.b64decode(image.data) == png
+    assert meta(result)["mime_type"] == "image/png"
+    assert meta(result)["bytes"] == len(png)
+    assert await read_back(client, ref.namespace, item=0) == "a chart of sales"
+
+
+async def test_query_ranks_the_answering_section_first(memory: TaskMemory, client: Client) -> None:
+    doc = (DOCS / "prose_flask_config.rst").read_text()
+    ref = memory.store([TextArtifact(value=doc)], tool="docs.fetch", arguments={"page": "flask config"})
+    assert memory.text.wait_indexed(timeout=300)  # type: ignore[attr-defined]
+    result = await client.call_tool(
+        "memory_query", {"query": "How long does a permanent session last by default?", "top_k": 3}
+    )
+    found = meta(result)
+    assert found["indexing"] == []
+    best = found["results"][0]
+    assert best["artifact_namespace"] == ref.namespace
+    assert "timedelta(days=31)" in best["text"]
+    # The hit's offset leads memory_load straight to the passage.
+    window = await client.call_tool(
+        "memory_load", {"artifact_namespace": ref.namespace, "offset": best["offset"], "max_tokens": 400}
+    )
+    assert "timedelta(days=31)" in text_of(window)
+
+
+async def test_query_says_which_namespaces_are_still_indexing(memory: TaskMemory, client: Client) -> None:
+    ref = memory.store([TextArtifact(value="a log line about disk pressure\n" * 20000)], tool="logs.tail")
+    result = await client.call_tool("memory_query", {"query": "disk", "artifact_namespace": ref.namespace})
+    assert not result.is_error
+    assert meta(result)["indexing"] == [ref.namespace]
+    assert "Still indexing" in text_of(result)
+
+
+async def test_grep_finds_lines_with_numbers_and_offsets(memory: TaskMemory, client: Client) -> None:
+    lines = [f"2026-11-30 INFO request {i} ok" for i in range(3000)]
+    lines[1234] = "2026-11-30 ERROR ERR_CONN_RESET upstream closed"
+    ref = memory.store([TextArtifact(value="\n".join(lines))], tool="logs.tail")
+    result = await client.call_tool("memory_grep", {"pattern": r"ERR_\w+"})
+    [match] = meta(result)["matches"]
+    assert match["line"] == 1235
+    assert match["text"] == lines[1234]
+    window = await client.call_tool(
+        "memory_load", {"artifact_namespace": ref.namespace, "offset": match["offset"], "max_tokens": 5}
+    )
+    assert "ERR_CONN_RESET" in text_of(window)
+    capped = await client.call_tool("memory_grep", {"pattern": "INFO", "max_matches": 10})
+    assert meta(capped)["truncated"] is True
+    assert len(meta(capped)["matches"]) == 10
+
+
+async def test_list_and_delete(memory: TaskMemory, client: Client) -> None:
+    first = memory.store([TextArtifact(value="one")], tool="a.first", arguments={"n": 1})
+    second = memory.store([JsonArtifact(value={"k": [1, 2]})], tool="b.second")
+    listed = meta(await client.call_tool("memory_list", {}))["namespaces"]
+    assert [n["artifact_namespace"] for n in listed] == [second.namespace, first.namespace]
+    assert listed[1]["tool"] == "a.first"
+    assert listed[1]["arguments"] == {"n": 1}
+    assert listed[0]["kinds"] == ["json"]
+    assert listed[0]["expires"] > listed[0]["created"]
+    deleted = await client.call_tool("memory_delete", {"artifact_namespace": first.namespace})
+    assert meta(deleted)["deleted"]["artifact_namespace"] == first.namespace
+    gone = await client.call_tool("memory_load", {"artifact_namespace": first.namespace})
+    assert gone.is_error
+    assert "memory_list" in text_of(gone)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "says"),
+    [
+        ("memory_load", {"artifact_namespace": "nosuchspace"}, "call memory_list"),
+        ("memory_load", {"artifact_namespace": "NS", "offset": 10_000}, "past the end"),
+        ("memory_load", {"artifact_namespace": "NS", "item": 5}, "holds items 0 to 0"),
+        ("memory_load", {"artifact_namespace": "NS", "memory_name": "other"}, 'holds memory "test"'),
+        ("memory_grep", {"pattern": "(unclosed"}, "invalid regular expression"),
+        ("memory_query", {"query": "x", "top_k": 0}, "top_k"),
+        ("memory_query", {"query": "x", "artifact_namespace": "nosuchspace"}, "call memory_list"),
+        ("memory_list", {"limit": -1}, "limit"),
+        ("memory_delete", {}, "artifact_namespace"),
+    ],
+)
+async def test_bad_input_is_an_error_that_says_what_to_do(
+    memory: TaskMemory, client: Client, tool: str, arguments: dict[str, Any], says: str
+) -> None:
+    ref = memory.store([TextArtifact(value="keep me " * 100)], tool="t")
+    arguments = {k: ref.namespace if v == "NS" else v for k, v in arguments.items()}
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    assert says in text_of(result)
+    assert await read_back(client, ref.namespace) == "keep me " * 100  # nothing lost
