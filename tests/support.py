@@ -18,3 +18,18 @@ def offprompt_command(*args: str) -> list[str]:
 
 def subprocess_env(**extra: str) -> dict[str, str]:
     return {**os.environ, **extra}
+
+
+PEERS = REPO / "tests" / "peers" / "node_modules"
+
+
+def node_peer(script: str, *args: str) -> dict[str, object]:
+    """An mcpServers entry that runs an npm peer from tests/peers with node."""
+    path = PEERS / script
+    if not path.exists():
+        if os.environ.get("CI"):
+            raise RuntimeError(f"{path} is missing: .ci/run must install the npm peers (npm ci --prefix tests/peers)")
+        import pytest
+
+        pytest.skip("npm peers not installed: run `npm ci --prefix tests/peers`")
+    return {"command": "node", "args": [str(path), *args]}

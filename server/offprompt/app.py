@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import functools
 import logging
+import weakref
 from typing import Any
 from urllib.parse import urlparse
 
@@ -14,9 +16,12 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from offprompt import __version__
-from offprompt.artifacts import BlobArtifact
+from offprompt.artifacts import BlobArtifact, from_result
+from offprompt.config import OffpromptSettings
 from offprompt.errors import NotFoundError, OffpromptError
 from offprompt.memory import URI_SCHEME, TaskMemory
+from offprompt.policy import Thresholds, decide
+from offprompt.proxy import ProgressFn, Proxy
 from offprompt.tools import TOOLS, parse_args
 
 logger = logging.getLogger(__name__)
@@ -39,21 +44,80 @@ def owner_of(ctx: Ctx) -> str | None:
     return None
 
 
-def build_server(memory: TaskMemory) -> Server[Any]:
-    """The MCP server that serves `memory` through the memory tools and `memory://` resources."""
+def _progress_forwarder(ctx: Ctx) -> ProgressFn | None:
+    """Relays a downstream's progress to the client, under the client's own progress token."""
+    token = (ctx.meta or {}).get("progress_token")
+    if token is None:
+        return None
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        related = str(ctx.request_id) if ctx.request_id is not None else None
+        await ctx.session.send_progress_notification(token, progress, total, message, related_request_id=related)
+
+    return forward
+
+
+def build_server(
+    memory: TaskMemory, proxy: Proxy | None = None, settings: OffpromptSettings | None = None
+) -> Server[Any]:
+    """The MCP server: the memory tools and `memory://` resources, plus the proxied tools of `proxy`."""
+    settings = settings or OffpromptSettings()
+    thresholds = Thresholds(tokens=settings.threshold_tokens, blob_bytes=settings.blob_threshold_bytes)
+    sessions: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    async def announce_tools_changed() -> None:
+        for session in list(sessions):
+            try:
+                await session.send_tool_list_changed()
+            except Exception:  # a client that went away
+                logger.debug("could not notify a session of changed tools", exc_info=True)
+
+    if proxy is not None:
+        proxy.listeners.append(announce_tools_changed)
 
     async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
-        return mt.ListToolsResult(tools=[tool.definition() for tool in TOOLS.values()])
+        sessions.add(ctx.session)
+        tools = [tool.definition() for tool in TOOLS.values()]
+        if proxy is not None:
+            tools += await proxy.list_tools()
+        return mt.ListToolsResult(tools=tools)
+
+    async def call_proxied(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        assert proxy is not None
+        route, result = await proxy.call(params.name, params.arguments, _progress_forwarder(ctx))
+        mode = proxy.downstreams[route.server].config.policy_for(route.tool)
+        decision = decide(mode, result, thresholds)
+        if not decision.store:
+            return result
+        reference = await anyio.to_thread.run_sync(
+            functools.partial(
+                memory.store,
+                from_result(result),
+                tool=f"{route.server}.{route.tool}",
+                arguments=params.arguments,
+                owner=owner_of(ctx) or "",
+                preview_tokens=0 if mode == "always" else settings.preview_tokens,
+            )
+        )
+        logger.info("stored %s.%s as %s: %s", route.server, route.tool, reference.namespace, decision.reason)
+        return reference.to_result()
 
     async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        sessions.add(ctx.session)
         tool = TOOLS.get(params.name)
-        if tool is None:
+        if tool is None and proxy is not None:
+            await proxy.ready()
+        if tool is None and (proxy is None or params.name not in proxy.routes()):
             raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
         try:
+            if tool is None:
+                return await call_proxied(ctx, params)
             args = parse_args(tool, params.arguments)
             return await tool.handler(memory, args, owner_of(ctx))
         except OffpromptError as exc:
             return error_result(str(exc))
+        except MCPError:
+            raise  # a downstream's protocol error goes back as it came
         except Exception as exc:
             logger.exception("%s failed", params.name)
             return error_result(

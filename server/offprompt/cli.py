@@ -11,45 +11,91 @@ from pathlib import Path
 import anyio
 
 from offprompt import __version__
-from offprompt.errors import OffpromptError
+from offprompt.config import LoadedConfig, OffpromptSettings, ServerConfig, load_config
+from offprompt.errors import ConfigError, OffpromptError
 from offprompt.memory import MemorySettings, TaskMemory, default_data_dir
+
+logger = logging.getLogger("offprompt")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="offprompt", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="offprompt", description="Keep large and sensitive tool results off the prompt."
+    )
     parser.add_argument("--version", action="version", version=f"offprompt {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the MCP server (stdio by default)")
-    serve.add_argument("--memory-name", default="default", help="which memory to use (one folder each)")
+    serve.add_argument("--config", type=Path, default=None, help="an mcpServers config file to proxy (JSON)")
+    serve.add_argument("--memory-name", default=None, help="which memory to use (one folder each; default: default)")
     serve.add_argument(
         "--data-dir", type=Path, default=None, help=f"where memories live (default {default_data_dir()})"
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    check = commands.add_parser("check", help="read a config file and report every problem in it")
+    check.add_argument("--config", type=Path, required=True)
     return parser
 
 
-async def _serve_stdio(memory: TaskMemory) -> None:
+def memory_settings(settings: OffpromptSettings) -> MemorySettings:
+    """The memory a config's `offprompt` block describes."""
+    return MemorySettings(
+        name=settings.memory_name,
+        data_dir=settings.data_dir or default_data_dir(),
+        chroma=settings.chroma.mode,
+        chroma_url=settings.chroma.url,
+        ttl_seconds=settings.ttl_days * 86400 if settings.ttl_days else None,
+        max_bytes=settings.max_bytes,
+    )
+
+
+def _read_config(args: argparse.Namespace) -> LoadedConfig:
+    if args.config is None:
+        return LoadedConfig(settings=OffpromptSettings(), servers={})
+    return load_config(args.config)
+
+
+async def _serve(memory: TaskMemory, settings: OffpromptSettings, servers: dict[str, ServerConfig]) -> None:
     from mcp.server.stdio import stdio_server
 
     from offprompt.app import build_server
+    from offprompt.proxy import Proxy
 
-    server = build_server(memory)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    proxy = Proxy(servers, default_timeout=settings.call_timeout_seconds)
+    async with proxy.running():
+        server = build_server(memory, proxy, settings)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _check(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    for warning in config.warnings:
+        print(f"warning: {warning}")
+    for name, problem in config.problems.items():
+        print(f"{name}: {problem}")
+    print(f"{len(config.servers)} servers ready, {len(config.problems)} with problems, {len(config.disabled)} disabled")
+    return 1 if config.problems else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     # stdout is the stdio transport: everything else goes to stderr.
-    logging.basicConfig(level=args.log_level, stream=sys.stderr, format="offprompt %(levelname)s %(name)s: %(message)s")
-    settings = MemorySettings(name=args.memory_name, data_dir=args.data_dir or default_data_dir())
+    logging.basicConfig(
+        level=getattr(args, "log_level", "INFO"), stream=sys.stderr, format="offprompt %(levelname)s: %(message)s"
+    )
     try:
-        memory = TaskMemory.open(settings)
-    except OffpromptError as exc:
+        if args.command == "check":
+            return _check(args)
+        config = _read_config(args)
+        settings = config.settings.override(memory_name=args.memory_name, data_dir=args.data_dir)
+        memory = TaskMemory.open(memory_settings(settings))
+    except (ConfigError, OffpromptError) as exc:
         print(f"offprompt: {exc}", file=sys.stderr)
         return 2
+    for name, problem in config.problems.items():
+        logger.error('MCP server "%s" is left out: %s', name, problem)
     try:
-        anyio.run(_serve_stdio, memory)
+        anyio.run(_serve, memory, settings, config.servers)
     except KeyboardInterrupt:
         pass
     finally:

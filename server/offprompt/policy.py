@@ -1,0 +1,78 @@
+"""Inline or off-prompt: what happens to a tool result on its way back to the client."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+import mcp_types as mt
+
+from offprompt.tokens import count_tokens
+
+OffPrompt = Literal["auto", "always", "never"]
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """When `auto` stores a result: more text tokens than `tokens`, or a blob over `blob_bytes`."""
+
+    tokens: int = 4000
+    blob_bytes: int = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    store: bool
+    reason: str
+
+
+def result_text_size(result: mt.CallToolResult) -> tuple[int, str]:
+    """Bytes of text the client would pass on to the model, and that text (blocks plus structured content)."""
+    parts = [b.text for b in result.content if isinstance(b, mt.TextContent)]
+    parts += [
+        b.resource.text
+        for b in result.content
+        if isinstance(b, mt.EmbeddedResource) and isinstance(b.resource, mt.TextResourceContents)
+    ]
+    if result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    text = "\n".join(parts)
+    return len(text.encode("utf-8")), text
+
+
+def _blob_bytes(block: mt.ContentBlock) -> int:
+    if isinstance(block, mt.ImageContent | mt.AudioContent):
+        return len(block.data) * 3 // 4
+    if isinstance(block, mt.EmbeddedResource) and isinstance(block.resource, mt.BlobResourceContents):
+        return len(block.resource.blob) * 3 // 4
+    return 0
+
+
+def is_empty(result: mt.CallToolResult) -> bool:
+    return result.structured_content is None and all(
+        isinstance(b, mt.TextContent) and not b.text.strip() for b in result.content
+    )
+
+
+def decide(mode: OffPrompt, result: mt.CallToolResult, thresholds: Thresholds) -> Decision:
+    """Whether to store the result; errors and empty results always pass through."""
+    if result.is_error:
+        return Decision(False, "the downstream reported an error")
+    if mode == "never":
+        return Decision(False, "off_prompt is never")
+    if is_empty(result):
+        return Decision(False, "the result is empty")
+    if mode == "always":
+        return Decision(True, "off_prompt is always")
+    blob = max((_blob_bytes(b) for b in result.content), default=0)
+    if blob > thresholds.blob_bytes:
+        return Decision(True, f"a {blob:,}-byte binary is over {thresholds.blob_bytes:,} bytes")
+    size, text = result_text_size(result)
+    # A token is at least one byte: a text no longer than the threshold in bytes needs no counting.
+    if size <= thresholds.tokens:
+        return Decision(False, "small")
+    tokens = count_tokens(text)
+    if tokens > thresholds.tokens:
+        return Decision(True, f"{tokens:,} tokens is over {thresholds.tokens:,}")
+    return Decision(False, f"{tokens:,} tokens")

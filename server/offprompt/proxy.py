@@ -1,0 +1,285 @@
+"""Connections to the user's MCP servers: started once, reused for every call, restarted after a crash.
+
+Each downstream runs in its own task that holds the transport and the
+`ClientSession` open until the proxy closes. Calls share that one session and
+run concurrently. A downstream that fails to start, dies or times out fails
+its own calls with a sentence that says so; the others are not affected, and
+the next call to it starts it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types as mt
+from anyio.abc import TaskGroup, TaskStatus
+from mcp import ClientSession
+from mcp.client.session import IncomingMessage
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+
+from offprompt.config import HttpServer, ServerConfig, StdioServer
+from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
+
+logger = logging.getLogger(__name__)
+
+MAX_NAME = 64
+SEPARATOR = "__"
+START_TIMEOUT = 60.0
+
+ProgressFn = ProgressFnT
+ChangeFn = Callable[[], Awaitable[None]]
+
+
+def public_name(server: str, tool: str) -> str:
+    """`{server}__{tool}` with characters outside [A-Za-z0-9_-] made `_`, cut to 64 with a stable hash."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}{SEPARATOR}{tool}")
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9]}_{digest}"
+
+
+def _child_env(extra: Mapping[str, str]) -> dict[str, str]:
+    # The downstream gets the user's environment (PATH, HOME for npx/uvx) but none of offprompt's secrets.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OFFPROMPT_")}
+    env.update(extra)
+    return env
+
+
+def _transport(config: ServerConfig) -> AbstractAsyncContextManager[Any]:
+    if isinstance(config, StdioServer):
+        params = StdioServerParameters(
+            command=config.command,
+            args=list(config.args),
+            env=_child_env(config.env),
+            cwd=str(config.cwd) if config.cwd else None,
+        )
+        return stdio_client(params)
+    assert isinstance(config, HttpServer)
+    if config.transport == "sse":
+        from mcp.client.sse import sse_client
+
+        return sse_client(str(config.url), headers=dict(config.headers))
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return streamable_http_client(str(config.url), http_client=create_mcp_http_client(headers=dict(config.headers)))
+
+
+def _where(config: ServerConfig) -> str:
+    if isinstance(config, StdioServer):
+        return f"command {' '.join([config.command, *config.args])!r}"
+    return f"url {config.url}"
+
+
+class Downstream:
+    """One of the user's MCP servers, as offprompt sees it."""
+
+    def __init__(self, name: str, config: ServerConfig, on_tools_changed: ChangeFn) -> None:
+        self.name = name
+        self.config = config
+        self.tools: list[mt.Tool] = []
+        self.error: str | None = None
+        self.starts = 0
+        self._on_tools_changed = on_tools_changed
+        self._session: ClientSession | None = None
+        self._stop: anyio.Event | None = None
+        self._start_lock = anyio.Lock()
+
+    @property
+    def running(self) -> bool:
+        return self._session is not None
+
+    async def ensure_started(self, tg: TaskGroup) -> ClientSession:
+        """The live session, starting the server first if it is not running."""
+        async with self._start_lock:
+            if self._session is None:
+                try:
+                    with anyio.fail_after(START_TIMEOUT):
+                        await tg.start(self._run)
+                except TimeoutError:
+                    self.error = f"it did not answer initialize within {START_TIMEOUT:.0f} s"
+                    raise DownstreamUnavailableError(self._unavailable()) from None
+                except Exception as exc:
+                    self.error = _describe(exc)
+                    raise DownstreamUnavailableError(self._unavailable()) from None
+            assert self._session is not None
+            return self._session
+
+    def _unavailable(self) -> str:
+        return (
+            f'MCP server "{self.name}" could not be started ({_where(self.config)}): {self.error}. '
+            "Check its entry in the offprompt config; offprompt tries again on the next call."
+        )
+
+    async def _run(self, *, task_status: TaskStatus[None]) -> None:
+        stop = anyio.Event()
+        started = False
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(_transport(self.config))
+                session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._on_message))
+                await session.initialize()
+                self.starts += 1
+                self.tools = await _list_all_tools(session)
+                self._session, self._stop, self.error = session, stop, None
+                started = True
+                task_status.started()
+                await stop.wait()
+        except Exception as exc:
+            if not started:
+                raise
+            logger.warning('MCP server "%s" stopped: %s', self.name, _describe(exc))
+        finally:
+            if self._stop is stop:
+                self._session = self._stop = None
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, mt.ToolListChangedNotification) and self._session is not None:
+            self.tools = await _list_all_tools(self._session)
+            await self._on_tools_changed()
+
+    async def call(
+        self,
+        tg: TaskGroup,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        timeout: float | None,  # noqa: ASYNC109 - the per-server timeout from the config, applied with fail_after
+        progress: ProgressFn | None = None,
+    ) -> mt.CallToolResult:
+        session = await self.ensure_started(tg)
+        try:
+            with anyio.fail_after(timeout):
+                return await session.call_tool(tool, arguments, progress_callback=progress)
+        except TimeoutError:
+            raise DownstreamTimeoutError(
+                f'"{self.name}.{tool}" did not answer within {timeout:.0f} s; the call was abandoned. '
+                "Try again, or raise timeout_seconds for this server in the offprompt config."
+            ) from None
+        except MCPError as exc:
+            if exc.code != mt.CONNECTION_CLOSED:
+                raise  # the server answered with a protocol error: it is alive
+            self.stop()
+            raise DownstreamUnavailableError(
+                f'MCP server "{self.name}" stopped during the call ({exc.message}). '
+                "offprompt starts it again on the next call."
+            ) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
+            self.stop()
+            raise DownstreamUnavailableError(
+                f'MCP server "{self.name}" stopped during the call ({_describe(exc)}). '
+                "offprompt starts it again on the next call."
+            ) from None
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        self._session = None
+
+
+async def _list_all_tools(session: ClientSession) -> list[mt.Tool]:
+    tools: list[mt.Tool] = []
+    cursor: str | None = None
+    while True:
+        page = await session.list_tools(params=mt.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    server: str
+    tool: str
+
+
+class Proxy:
+    """All downstream servers, their tools under public names, and calls routed to them."""
+
+    def __init__(self, servers: Mapping[str, ServerConfig], default_timeout: float | None = 120.0) -> None:
+        self.downstreams = {name: Downstream(name, cfg, self._tools_changed) for name, cfg in servers.items()}
+        self.default_timeout = default_timeout
+        self.listeners: list[ChangeFn] = []
+        self._tg: TaskGroup | None = None
+        self._first_start: anyio.Event = anyio.Event()
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Proxy]:
+        """Start every downstream in the background; stop them all on exit."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._start_all, tg)
+            try:
+                yield self
+            finally:
+                for downstream in self.downstreams.values():
+                    downstream.stop()
+                tg.cancel_scope.cancel()
+                self._tg = None
+
+    async def _start_all(self, tg: TaskGroup) -> None:
+        async def start(downstream: Downstream) -> None:
+            try:
+                await downstream.ensure_started(tg)
+            except DownstreamUnavailableError as exc:
+                logger.error("%s", exc)
+
+        async with anyio.create_task_group() as starting:
+            for downstream in self.downstreams.values():
+                starting.start_soon(start, downstream)
+        self._first_start.set()
+
+    async def _tools_changed(self) -> None:
+        for listener in self.listeners:
+            await listener()
+
+    def routes(self) -> dict[str, Route]:
+        return {
+            public_name(name, tool.name): Route(name, tool.name)
+            for name, downstream in self.downstreams.items()
+            for tool in downstream.tools
+        }
+
+    async def ready(self) -> None:
+        """Wait until every downstream has had its first start (or START_TIMEOUT passed)."""
+        with anyio.move_on_after(START_TIMEOUT):
+            await self._first_start.wait()
+
+    async def list_tools(self) -> list[mt.Tool]:
+        """Every downstream tool under its public name, without `outputSchema` (a reference can't match it)."""
+        await self.ready()
+        listed: list[mt.Tool] = []
+        for name, downstream in self.downstreams.items():
+            for tool in downstream.tools:
+                listed.append(tool.model_copy(update={"name": public_name(name, tool.name), "output_schema": None}))
+        return listed
+
+    async def call(
+        self, public: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+    ) -> tuple[Route, mt.CallToolResult]:
+        route = self.routes().get(public)
+        if route is None:
+            raise KeyError(public)
+        downstream = self.downstreams[route.server]
+        assert self._tg is not None, "the proxy is not running"
+        timeout = getattr(downstream.config, "timeout_seconds", None) or self.default_timeout
+        result = await downstream.call(self._tg, route.tool, arguments, timeout, progress)
+        return route, result

@@ -1,0 +1,49 @@
+"""A small downstream MCP server for the proxy tests.
+
+It appends a line to the file named by COUNTER_LOG each time it starts (one
+process, one `initialize`), so a test can count how often the proxy connected.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("counter")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def pid() -> int:
+    """This server's process id."""
+    return os.getpid()
+
+
+@server.tool()
+def lines(count: int) -> str:
+    """`count` numbered log lines: a large text result on demand."""
+    return "".join(f"2026-11-30T00:00:{i % 60:02d} INFO worker-{i % 7} handled request {i}\n" for i in range(count))
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Always fails, as a tool error."""
+    raise ToolError(reason)
+
+
+if __name__ == "__main__":
+    log = os.environ.get("COUNTER_LOG")
+    if log:
+        with Path(log).open("a") as f:
+            f.write(f"{os.getpid()}\n")
+    print("counter ready", file=sys.stderr)
+    server.run()

@@ -1,0 +1,299 @@
+"""The proxy end to end: real downstream servers as subprocesses, offprompt in process.
+
+Every small result is fetched twice, directly and through offprompt, and must
+be the same (the sparfenyuk/mcp-proxy idea).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as mt
+import pytest
+from mcp import Client, ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from offprompt.app import build_server
+from offprompt.config import LoadedConfig, StdioServer, parse_config
+from offprompt.memory import TaskMemory
+from offprompt.proxy import Proxy, public_name
+
+from .support import REPO, node_peer
+
+pytestmark = pytest.mark.anyio
+
+COUNTER = str(REPO / "tests" / "servers" / "counter.py")
+TIME = str(Path(sys.executable).with_name("mcp-server-time"))
+
+
+@asynccontextmanager
+async def through_offprompt(memory: TaskMemory, config: LoadedConfig) -> AsyncIterator[tuple[Client, Proxy]]:
+    proxy = Proxy(config.servers, default_timeout=config.settings.call_timeout_seconds)
+    async with proxy.running(), Client(build_server(memory, proxy, config.settings)) as client:
+        yield client, proxy
+
+
+@asynccontextmanager
+async def direct(server: StdioServer) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=server.command, args=server.args, env={**os.environ, **server.env})
+    async with AsyncExitStack() as stack:
+        read, write = await stack.enter_async_context(stdio_client(params))
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        yield session
+
+
+def same(a: mt.CallToolResult, b: mt.CallToolResult) -> None:
+    assert a.is_error == b.is_error
+    assert a.structured_content == b.structured_content
+    assert [c.model_dump(by_alias=True) for c in a.content] == [c.model_dump(by_alias=True) for c in b.content]
+
+
+def offprompt_meta(result: mt.CallToolResult) -> dict[str, Any]:
+    assert result.meta is not None
+    return dict(result.meta["offprompt"])
+
+
+def text(result: mt.CallToolResult, index: int = 0) -> str:
+    block = result.content[index]
+    assert isinstance(block, mt.TextContent)
+    return block.text
+
+
+def counter(log: Path, **extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [COUNTER], "env": {"COUNTER_LOG": str(log)}, **extra}
+
+
+async def read_all(client: Client, namespace: str, item: int = 0) -> str:
+    parts: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        result = await client.call_tool(
+            "memory_load", {"artifact_namespace": namespace, "item": item, "offset": offset, "max_tokens": 20000}
+        )
+        parts.append(text(result))
+        offset = offprompt_meta(result)["next_offset"]
+    return "".join(parts)
+
+
+def test_public_names_are_prefixed_safe_and_short() -> None:
+    assert public_name("fs", "read_file") == "fs__read_file"
+    assert public_name("my server", "get.thing") == "my_server__get_thing"
+    long = public_name("s" * 40, "t" * 40)
+    assert len(long) == 64
+    assert long == public_name("s" * 40, "t" * 40)
+    assert long != public_name("s" * 40, "t" * 39 + "u")
+
+
+async def test_small_results_pass_through_unchanged(memory: TaskMemory, tmp_path: Path) -> None:
+    config = parse_config({"mcpServers": {"counter": counter(tmp_path / "log"), "time": {"command": TIME}}})
+    calls = [
+        ("counter", "echo", {"text": "héllo"}),
+        ("counter", "fail", {"reason": "no such row"}),
+        (
+            "time",
+            "convert_time",
+            {"source_timezone": "Europe/London", "time": "14:00", "target_timezone": "Asia/Tokyo"},
+        ),
+        ("time", "get_current_time", {"timezone": "Not/AZone"}),
+    ]
+    async with through_offprompt(memory, config) as (client, _):
+        for server, tool, arguments in calls:
+            async with direct(config.servers[server]) as session:  # type: ignore[arg-type]
+                expected = await session.call_tool(tool, arguments)
+            got = await client.call_tool(public_name(server, tool), arguments)
+            same(got, expected)
+    assert memory.list() == []
+
+
+async def test_tools_are_relisted_with_prefixes_and_without_output_schema(memory: TaskMemory, tmp_path: Path) -> None:
+    config = parse_config({"mcpServers": {"counter": counter(tmp_path / "log"), "time": {"command": TIME}}})
+    async with through_offprompt(memory, config) as (client, _):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    async with direct(config.servers["counter"]) as session:  # type: ignore[arg-type]
+        echo = next(t for t in (await session.list_tools()).tools if t.name == "echo")
+    assert {"memory_load", "counter__echo", "counter__lines", "time__get_current_time", "time__convert_time"} <= set(
+        tools
+    )
+    assert echo.output_schema is not None
+    assert tools["counter__echo"].output_schema is None
+    assert tools["counter__echo"].input_schema == echo.input_schema
+    assert tools["counter__echo"].description == echo.description
+
+
+async def test_a_large_result_becomes_a_reference_that_reads_back_exactly(memory: TaskMemory, tmp_path: Path) -> None:
+    config = parse_config(
+        {"offprompt": {"threshold_tokens": 2000}, "mcpServers": {"counter": counter(tmp_path / "log")}}
+    )
+    async with direct(config.servers["counter"]) as session:  # type: ignore[arg-type]
+        original = text(await session.call_tool("lines", {"count": 5000}))
+    async with through_offprompt(memory, config) as (client, _):
+        result = await client.call_tool("counter__lines", {"count": 5000})
+        ref = offprompt_meta(result)
+        assert text(result).startswith('Output of "counter.lines" was stored in memory with memory_name "test"')
+        assert result.structured_content is None
+        assert "handled request 4999" not in text(result)
+        assert await read_all(client, ref["artifact_namespace"]) == original
+        listed = offprompt_meta(await client.call_tool("memory_list", {}))["namespaces"][0]
+        assert listed["tool"] == "counter.lines"
+        assert listed["arguments"] == {"count": 5000}
+
+
+async def test_always_stores_even_a_tiny_result_and_shows_none_of_it(memory: TaskMemory, tmp_path: Path) -> None:
+    config = parse_config(
+        {
+            "offprompt": {"preview_tokens": 50},
+            "mcpServers": {"vault": counter(tmp_path / "log", tools={"echo": {"off_prompt": "always"}})},
+        }
+    )
+    async with through_offprompt(memory, config) as (client, _):
+        result = await client.call_tool("vault__echo", {"text": "hunter2"})
+        assert "hunter2" not in str(result.model_dump())
+        namespace = offprompt_meta(result)["artifact_namespace"]
+        assert await read_all(client, namespace) == "hunter2"
+        errors = await client.call_tool("vault__fail", {"reason": "denied"})
+        assert errors.is_error  # errors are never stored
+        assert "denied" in text(errors)
+
+
+async def test_a_killed_downstream_fails_its_own_calls_and_restarts(memory: TaskMemory, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    config = parse_config({"mcpServers": {"counter": counter(log), "time": {"command": TIME}}})
+    convert = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Europe/Paris"}
+    async with through_offprompt(memory, config) as (client, _):
+        pid = int(text(await client.call_tool("counter__pid", {})))
+        os.kill(pid, signal.SIGKILL)
+        with anyio.fail_after(10):
+            while True:  # wait until the process is gone
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                await anyio.sleep(0.05)
+        failed = await client.call_tool("counter__echo", {"text": "x"})
+        assert failed.is_error
+        assert 'MCP server "counter" stopped' in text(failed)
+        assert not (await client.call_tool("time__convert_time", convert)).is_error
+        again = await client.call_tool("counter__echo", {"text": "back"})
+        assert not again.is_error
+        assert text(again) == "back"
+        assert int(text(await client.call_tool("counter__pid", {}))) != pid
+    assert len(log.read_text().split()) == 2
+
+
+async def test_one_initialize_per_downstream_across_100_calls(memory: TaskMemory, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    config = parse_config({"mcpServers": {"counter": counter(log)}})
+    async with through_offprompt(memory, config) as (client, proxy):
+        results: list[mt.CallToolResult] = []
+
+        async def call(i: int) -> None:
+            results.append(await client.call_tool("counter__echo", {"text": str(i)}))
+
+        async with anyio.create_task_group() as tg:  # concurrently: one session serves them all
+            for i in range(100):
+                tg.start_soon(call, i)
+        assert sorted(int(text(r)) for r in results) == list(range(100))
+        assert proxy.downstreams["counter"].starts == 1
+    assert len(log.read_text().split()) == 1
+
+
+async def test_a_broken_server_is_reported_and_the_others_serve(
+    memory: TaskMemory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    raw = {
+        "mcpServers": {
+            "typo": {"comand": "npx"},
+            "missing": {"command": str(tmp_path / "no-such-program")},
+            "remote": {"url": "http://127.0.0.1:9/mcp"},
+            "time": {"command": TIME},
+        }
+    }
+    config = parse_config(raw)
+    assert "typo" in config.problems
+    assert "comand" in config.problems["typo"]
+    assert "command" in config.problems["typo"]  # the suggestion
+    assert set(config.servers) == {"missing", "remote", "time"}
+    async with through_offprompt(memory, config) as (client, _):
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "time__convert_time" in names
+        ok = await client.call_tool(
+            "time__convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+        )
+        assert not ok.is_error
+    logged = caplog.text
+    assert 'MCP server "missing" could not be started' in logged
+    assert "no-such-program" in logged
+    assert 'MCP server "remote" could not be started (url http://127.0.0.1:9/mcp)' in logged
+
+
+@pytest.mark.node
+async def test_server_everything_through_offprompt(memory: TaskMemory) -> None:
+    everything = node_peer("@modelcontextprotocol/server-everything/dist/index.js", "stdio")
+    config = parse_config(
+        {
+            "offprompt": {"threshold_tokens": 1000},
+            "mcpServers": {"everything": {**everything, "tools": {"get-tiny-image": {"off_prompt": "always"}}}},
+        }
+    )
+    small = [
+        ("echo", {"message": "hi"}),
+        ("get-sum", {"a": 2, "b": 3}),
+        ("get-sum", {"a": "two", "b": 3}),
+        ("get-annotated-message", {"messageType": "error", "includeImage": True}),
+        ("get-resource-links", {"count": 3}),
+        ("get-structured-content", {"location": "Chicago"}),
+    ]
+    async with direct(config.servers["everything"]) as session:  # type: ignore[arg-type]
+        expected = [await session.call_tool(tool, args) for tool, args in small]
+        image = await session.call_tool("get-tiny-image", {})
+        big = await session.call_tool("echo", {"message": "word " * 20000})
+    async with through_offprompt(memory, config) as (client, _):
+        for (tool, args), want in zip(small, expected, strict=True):
+            same(await client.call_tool(f"everything__{tool}", args), want)
+        stored = await client.call_tool("everything__get-tiny-image", {})
+        namespace = offprompt_meta(stored)["artifact_namespace"]
+        assert offprompt_meta(stored)["kinds"] == ["text", "image", "text"]
+        loaded = await client.call_tool("memory_load", {"artifact_namespace": namespace, "item": 1})
+        png = loaded.content[0]
+        original = image.content[1]
+        assert isinstance(png, mt.ImageContent)
+        assert isinstance(original, mt.ImageContent)
+        assert base64.b64decode(png.data) == base64.b64decode(original.data)
+        big_ref = await client.call_tool("everything__echo", {"message": "word " * 20000})
+        assert await read_all(client, offprompt_meta(big_ref)["artifact_namespace"]) == text(big)
+
+
+@pytest.mark.node
+async def test_filesystem_and_time_at_once(memory: TaskMemory, tmp_path: Path) -> None:
+    root = tmp_path / "files"
+    root.mkdir()
+    big = "".join(f"{i:07d} the quick brown fox jumps over the lazy dog\n" for i in range(20000))
+    (root / "big.txt").write_text(big)
+    assert len(big.encode()) >= 1_000_000
+    config = parse_config(
+        {
+            "mcpServers": {
+                "fs": node_peer("@modelcontextprotocol/server-filesystem/dist/index.js", str(root)),
+                "time": {"command": TIME},
+            }
+        }
+    )
+    async with through_offprompt(memory, config) as (client, _):
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"fs__read_text_file", "time__convert_time"} <= names
+        result = await client.call_tool("fs__read_text_file", {"path": str(root / "big.txt")})
+        ref = offprompt_meta(result)
+        assert ref["tool"] == "fs.read_text_file"
+        assert ref["bytes"] > 2_000_000  # the text and its structuredContent copy
+        assert await read_all(client, ref["artifact_namespace"]) == big
+        small = await client.call_tool("fs__list_directory", {"path": str(root)})
+        assert "big.txt" in text(small)
