@@ -297,3 +297,67 @@ async def test_filesystem_and_time_at_once(memory: TaskMemory, tmp_path: Path) -
         assert await read_all(client, ref["artifact_namespace"]) == big
         small = await client.call_tool("fs__list_directory", {"path": str(root)})
         assert "big.txt" in text(small)
+
+
+async def test_tool_list_changes_reach_a_2025_client(memory: TaskMemory, tmp_path: Path) -> None:
+    config = parse_config({"mcpServers": {"counter": counter(tmp_path / "log")}})
+    changed = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, mt.ToolListChangedNotification):
+            changed.set()
+
+    proxy = Proxy(config.servers)
+    server = build_server(memory, proxy)
+    async with proxy.running(), Client(server, mode="legacy", message_handler=on_message) as client:
+        assert client.protocol_version == "2025-11-25"
+        assert "counter__extra" not in {t.name for t in (await client.list_tools()).tools}
+        assert text(await client.call_tool("counter__grow", {})) == "grown"
+        with anyio.fail_after(10):
+            await changed.wait()
+        assert text(await client.call_tool("counter__extra", {})) == "extra tool"
+
+
+async def test_tool_list_changes_reach_a_2026_listener(memory: TaskMemory, tmp_path: Path) -> None:
+    config = parse_config({"mcpServers": {"counter": counter(tmp_path / "log")}})
+    proxy = Proxy(config.servers)
+    async with proxy.running(), Client(build_server(memory, proxy)) as client:
+        assert client.protocol_version == "2026-07-28"
+        await client.list_tools()
+        async with client.listen(tools_list_changed=True) as subscription:
+            assert text(await client.call_tool("counter__grow", {})) == "grown"
+            with anyio.fail_after(10):
+                async for _event in subscription:
+                    break
+        assert "counter__extra" in {t.name for t in (await client.list_tools()).tools}
+
+
+@pytest.mark.node
+async def test_progress_resources_and_prompts_pass_through(memory: TaskMemory) -> None:
+    config = parse_config(
+        {"mcpServers": {"everything": node_peer("@modelcontextprotocol/server-everything/dist/index.js", "stdio")}}
+    )
+    progress: list[tuple[float, float | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total))
+
+    async with through_offprompt(memory, config) as (client, _):
+        result = await client.call_tool(
+            "everything__trigger-long-running-operation", {"duration": 1, "steps": 3}, progress_callback=on_progress
+        )
+        assert not result.is_error
+        assert progress == [(1, 3), (2, 3), (3, 3)]
+
+        resources = (await client.list_resources()).resources
+        docs = [r for r in resources if str(r.uri).startswith("demo://resource/static/document/")]
+        assert docs
+        assert docs[0].name.startswith("everything__")
+        read = await client.read_resource(str(docs[0].uri))
+        assert isinstance(read.contents[0], mt.TextResourceContents)
+        assert read.contents[0].text
+
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert "everything__simple-prompt" in prompts
+        prompt = await client.get_prompt("everything__args-prompt", {"city": "Oslo"})
+        assert "Oslo" in str(prompt.messages[0].content)

@@ -11,9 +11,14 @@ from urllib.parse import urlparse
 
 import anyio.to_thread
 import mcp_types as mt
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.requests import Request
 
 from offprompt import __version__
 from offprompt.artifacts import BlobArtifact, from_result
@@ -40,19 +45,21 @@ def error_result(message: str) -> mt.CallToolResult:
 
 
 def owner_of(ctx: Ctx) -> str | None:
-    """Whose namespaces a request may see: None (all of them) until HTTP callers carry tokens."""
-    return None
+    """Whose namespaces a request may see and store under: over HTTP with bearer tokens, the id of the caller's
+    token (`transports.RequestGuard` puts it on the request); otherwise None, which sees every namespace.
+
+    Store with `owner=owner_of(ctx) or ""`.
+    """
+    request = ctx.request
+    user = request.scope.get("user") if isinstance(request, Request) else None
+    return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
 
 
-def _progress_forwarder(ctx: Ctx) -> ProgressFn | None:
-    """Relays a downstream's progress to the client, under the client's own progress token."""
-    token = (ctx.meta or {}).get("progress_token")
-    if token is None:
-        return None
+def _progress_forwarder(ctx: Ctx) -> ProgressFn:
+    """Relays a downstream's progress to the client; a no-op when the client asked for none."""
 
     async def forward(progress: float, total: float | None, message: str | None) -> None:
-        related = str(ctx.request_id) if ctx.request_id is not None else None
-        await ctx.session.send_progress_notification(token, progress, total, message, related_request_id=related)
+        await ctx.session.report_progress(progress, total, message)
 
     return forward
 
@@ -63,10 +70,21 @@ def build_server(
     """The MCP server: the memory tools and `memory://` resources, plus the proxied tools of `proxy`."""
     settings = settings or OffpromptSettings()
     thresholds = Thresholds(tokens=settings.threshold_tokens, blob_bytes=settings.blob_threshold_bytes)
-    sessions: weakref.WeakSet[Any] = weakref.WeakSet()
+    # One session per client connection, to send it notifications later. The SDK makes a session per
+    # request; keyed by its connection (no public accessor yet), it lives as long as the connection.
+    sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    def remember(ctx: Ctx) -> None:
+        sessions[getattr(ctx.session, "_connection", ctx.session)] = ctx.session
+
+    # 2026-07-28 clients hear of changes through `subscriptions/listen`; older ones by a plain notification.
+    bus = InMemorySubscriptionBus()
 
     async def announce_tools_changed() -> None:
-        for session in list(sessions):
+        await bus.publish(ToolsListChanged())
+        for session in list(sessions.values()):
+            if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                continue
             try:
                 await session.send_tool_list_changed()
             except Exception:  # a client that went away
@@ -76,7 +94,7 @@ def build_server(
         proxy.listeners.append(announce_tools_changed)
 
     async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
-        sessions.add(ctx.session)
+        remember(ctx)
         tools = [tool.definition() for tool in TOOLS.values()]
         if proxy is not None:
             tools += await proxy.list_tools()
@@ -103,7 +121,7 @@ def build_server(
         return reference.to_result()
 
     async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
-        sessions.add(ctx.session)
+        remember(ctx)
         tool = TOOLS.get(params.name)
         if tool is None and proxy is not None:
             await proxy.ready()
@@ -126,35 +144,53 @@ def build_server(
 
     async def list_resources(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListResourcesResult:
         records = await anyio.to_thread.run_sync(memory.list, 50, owner_of(ctx))
-        return mt.ListResourcesResult(
-            resources=[
-                mt.Resource(
-                    uri=f"{URI_SCHEME}://{memory.name}/{r.namespace}",
-                    name=r.namespace,
-                    title=f"Output of {r.tool}",
-                    description=f"{'+'.join(r.kinds)}, {r.tokens:,} tokens, {r.bytes:,} bytes",
-                    size=r.bytes,
-                )
-                for r in records
-            ]
-        )
+        resources = [
+            mt.Resource(
+                uri=f"{URI_SCHEME}://{memory.name}/{r.namespace}",
+                name=r.namespace,
+                title=f"Output of {r.tool}",
+                description=f"{'+'.join(r.kinds)}, {r.tokens:,} tokens, {r.bytes:,} bytes",
+                size=r.bytes,
+            )
+            for r in records
+        ]
+        if proxy is not None:
+            resources += await proxy.list_resources()
+        return mt.ListResourcesResult(resources=resources)
 
     async def list_templates(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListResourceTemplatesResult:
-        return mt.ListResourceTemplatesResult(
-            resource_templates=[
-                mt.ResourceTemplate(
-                    uri_template=f"{URI_SCHEME}://{memory.name}/{{artifact_namespace}}",
-                    name="stored-output",
-                    description="A tool output offprompt stored, every item of it.",
-                )
-            ]
-        )
+        templates = [
+            mt.ResourceTemplate(
+                uri_template=f"{URI_SCHEME}://{memory.name}/{{artifact_namespace}}",
+                name="stored-output",
+                description="A tool output offprompt stored, every item of it.",
+            )
+        ]
+        if proxy is not None:
+            templates += await proxy.list_resource_templates()
+        return mt.ListResourceTemplatesResult(resource_templates=templates)
 
     async def read_resource(ctx: Ctx, params: mt.ReadResourceRequestParams) -> mt.ReadResourceResult:
+        uri = str(params.uri)
+        if proxy is not None and not uri.startswith(f"{URI_SCHEME}://"):
+            return await proxy.read_resource(uri)
         try:
-            return await anyio.to_thread.run_sync(_read_memory_uri, memory, str(params.uri), owner_of(ctx))
+            return await anyio.to_thread.run_sync(_read_memory_uri, memory, uri, owner_of(ctx))
         except OffpromptError as exc:
             raise MCPError(mt.INVALID_PARAMS, str(exc)) from None
+
+    async def list_prompts(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListPromptsResult:
+        return mt.ListPromptsResult(prompts=await proxy.list_prompts() if proxy is not None else [])
+
+    async def get_prompt(ctx: Ctx, params: mt.GetPromptRequestParams) -> mt.GetPromptResult:
+        try:
+            if proxy is None:
+                raise KeyError(params.name)
+            return await proxy.get_prompt(params.name, params.arguments)
+        except KeyError:
+            raise MCPError(
+                mt.INVALID_PARAMS, f"Unknown prompt: {params.name}. Call prompts/list to see them."
+            ) from None
 
     return Server(
         "offprompt",
@@ -165,6 +201,9 @@ def build_server(
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_subscriptions_listen=ListenHandler(bus),
     )
 
 

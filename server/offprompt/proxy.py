@@ -198,6 +198,11 @@ async def _list_all_tools(session: ClientSession) -> list[mt.Tool]:
             return tools
 
 
+def _capable(session: ClientSession, feature: str) -> bool:
+    capabilities = session.server_capabilities
+    return capabilities is not None and getattr(capabilities, feature, None) is not None
+
+
 def _describe(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
@@ -220,6 +225,7 @@ class Proxy:
         self.listeners: list[ChangeFn] = []
         self._tg: TaskGroup | None = None
         self._first_start: anyio.Event = anyio.Event()
+        self._resource_owner: dict[str, str] = {}
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Proxy]:
@@ -271,6 +277,83 @@ class Proxy:
             for tool in downstream.tools:
                 listed.append(tool.model_copy(update={"name": public_name(name, tool.name), "output_schema": None}))
         return listed
+
+    def _running(self) -> list[Downstream]:
+        return [d for d in self.downstreams.values() if d.running]
+
+    async def _gather(self, fetch: Callable[[Downstream, ClientSession], Awaitable[list[Any]]]) -> list[Any]:
+        """What `fetch` returns from each running downstream that supports it, in config order."""
+        await self.ready()
+        assert self._tg is not None, "the proxy is not running"
+        out: list[Any] = []
+        for downstream in self._running():
+            try:
+                out.extend(await fetch(downstream, await downstream.ensure_started(self._tg)))
+            except MCPError as exc:
+                if exc.code != mt.METHOD_NOT_FOUND:
+                    logger.warning('listing from "%s" failed: %s', downstream.name, exc.message)
+            except (DownstreamUnavailableError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+                logger.warning('listing from "%s" failed: %s', downstream.name, exc)
+        return out
+
+    async def list_prompts(self) -> list[mt.Prompt]:
+        """Every downstream prompt, renamed `{server}__{prompt}` like the tools."""
+
+        async def fetch(downstream: Downstream, session: ClientSession) -> list[Any]:
+            if not _capable(session, "prompts"):
+                return []
+            prompts = (await session.list_prompts()).prompts
+            return [p.model_copy(update={"name": public_name(downstream.name, p.name)}) for p in prompts]
+
+        return await self._gather(fetch)
+
+    async def get_prompt(self, public: str, arguments: dict[str, str] | None) -> mt.GetPromptResult:
+        for downstream in self._running():
+            session = await downstream.ensure_started(self._tg)  # type: ignore[arg-type]
+            if not _capable(session, "prompts"):
+                continue
+            for prompt in (await session.list_prompts()).prompts:
+                if public_name(downstream.name, prompt.name) == public:
+                    return await session.get_prompt(prompt.name, arguments)
+        raise KeyError(public)
+
+    async def list_resources(self) -> list[mt.Resource]:
+        """Every downstream resource, URI unchanged, its name prefixed with its server's."""
+
+        async def fetch(downstream: Downstream, session: ClientSession) -> list[Any]:
+            if not _capable(session, "resources"):
+                return []
+            resources = (await session.list_resources()).resources
+            for resource in resources:
+                self._resource_owner[resource.uri] = downstream.name
+            return [r.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{r.name}"}) for r in resources]
+
+        return await self._gather(fetch)
+
+    async def list_resource_templates(self) -> list[mt.ResourceTemplate]:
+        async def fetch(downstream: Downstream, session: ClientSession) -> list[Any]:
+            if not _capable(session, "resources"):
+                return []
+            templates = (await session.list_resource_templates()).resource_templates
+            return [t.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{t.name}"}) for t in templates]
+
+        return await self._gather(fetch)
+
+    async def read_resource(self, uri: str) -> mt.ReadResourceResult:
+        """Read `uri` from the server that listed it, else from the first server that has it."""
+        await self.ready()
+        owner = self._resource_owner.get(uri)
+        candidates = sorted(self._running(), key=lambda d: d.name != owner)
+        last: MCPError | None = None
+        for downstream in candidates:
+            session = await downstream.ensure_started(self._tg)  # type: ignore[arg-type]
+            if not _capable(session, "resources"):
+                continue
+            try:
+                return await session.read_resource(uri)
+            except MCPError as exc:
+                last = exc
+        raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}")
 
     async def call(
         self, public: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None

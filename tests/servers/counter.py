@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("counter")
@@ -32,6 +32,14 @@ def pid() -> int:
 def lines(count: int) -> str:
     """`count` numbered log lines: a large text result on demand."""
     return "".join(f"2026-11-30T00:00:{i % 60:02d} INFO worker-{i % 7} handled request {i}\n" for i in range(count))
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add a tool named `extra`, and tell the client the tool list changed."""
+    server.add_tool(lambda: "extra tool", name="extra", description="Added at run time.")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 @server.tool()
