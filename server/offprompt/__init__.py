@@ -2,4 +2,6 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+from offprompt.wrap import OffPromptMiddleware, wrap
+
+__all__ = ["OffPromptMiddleware", "__version__", "wrap"]
