@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import functools
 import logging
 import weakref
 from typing import Any
@@ -21,11 +20,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from offprompt import __version__
-from offprompt.artifacts import BlobArtifact, from_result
+from offprompt.artifacts import BlobArtifact
 from offprompt.config import OffpromptSettings
 from offprompt.errors import NotFoundError, OffpromptError
 from offprompt.memory import URI_SCHEME, TaskMemory
-from offprompt.policy import Thresholds, decide
+from offprompt.policy import Thresholds, apply
 from offprompt.proxy import ProgressFn, Proxy
 from offprompt.tools import TOOLS, parse_args
 
@@ -103,22 +102,16 @@ def build_server(
     async def call_proxied(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         assert proxy is not None
         route, result = await proxy.call(params.name, params.arguments, _progress_forwarder(ctx))
-        mode = proxy.downstreams[route.server].config.policy_for(route.tool)
-        decision = decide(mode, result, thresholds)
-        if not decision.store:
-            return result
-        reference = await anyio.to_thread.run_sync(
-            functools.partial(
-                memory.store,
-                from_result(result),
-                tool=f"{route.server}.{route.tool}",
-                arguments=params.arguments,
-                owner=owner_of(ctx) or "",
-                preview_tokens=0 if mode == "always" else settings.preview_tokens,
-            )
+        return await apply(
+            memory,
+            result,
+            proxy.policy(route),
+            thresholds,
+            tool=f"{route.server}.{route.tool}",
+            arguments=params.arguments,
+            owner=owner_of(ctx) or "",
+            preview_tokens=settings.preview_tokens,
         )
-        logger.info("stored %s.%s as %s: %s", route.server, route.tool, reference.namespace, decision.reason)
-        return reference.to_result()
 
     async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         remember(ctx)

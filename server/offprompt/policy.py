@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+import anyio.to_thread
 import mcp_types as mt
 
+from offprompt.artifacts import from_result
+from offprompt.memory import TaskMemory
 from offprompt.tokens import count_tokens
+
+logger = logging.getLogger(__name__)
 
 OffPrompt = Literal["auto", "always", "never"]
 
@@ -76,3 +84,32 @@ def decide(mode: OffPrompt, result: mt.CallToolResult, thresholds: Thresholds) -
     if tokens > thresholds.tokens:
         return Decision(True, f"{tokens:,} tokens is over {thresholds.tokens:,}")
     return Decision(False, f"{tokens:,} tokens")
+
+
+async def apply(
+    memory: TaskMemory,
+    result: mt.CallToolResult,
+    mode: OffPrompt,
+    thresholds: Thresholds,
+    *,
+    tool: str,
+    arguments: Mapping[str, Any] | None,
+    owner: str = "",
+    preview_tokens: int = 0,
+) -> mt.CallToolResult:
+    """The result itself, or, when the policy says so, the reference to where it was stored."""
+    decision = decide(mode, result, thresholds)
+    if not decision.store:
+        return result
+    reference = await anyio.to_thread.run_sync(
+        functools.partial(
+            memory.store,
+            from_result(result),
+            tool=tool,
+            arguments=arguments,
+            owner=owner,
+            preview_tokens=0 if mode == "always" else preview_tokens,  # a sensitive result shows nothing
+        )
+    )
+    logger.info("stored %s as %s: %s", tool, reference.namespace, decision.reason)
+    return reference.to_result()

@@ -16,19 +16,20 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import mcp_types as mt
-from anyio.abc import TaskGroup, TaskStatus
+from anyio.abc import Process, TaskGroup, TaskStatus
 from mcp import ClientSession
 from mcp.client.session import IncomingMessage
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from offprompt.config import HttpServer, ServerConfig, StdioServer
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
+from offprompt.policy import OffPrompt
+from offprompt.stdio_session import RawProgress, StdioSession, close_process, open_process
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ SEPARATOR = "__"
 START_TIMEOUT = 60.0
 
 ProgressFn = ProgressFnT
+T = TypeVar("T")
 ChangeFn = Callable[[], Awaitable[None]]
 
 
@@ -56,16 +58,7 @@ def _child_env(extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def _transport(config: ServerConfig) -> AbstractAsyncContextManager[Any]:
-    if isinstance(config, StdioServer):
-        params = StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=_child_env(config.env),
-            cwd=str(config.cwd) if config.cwd else None,
-        )
-        return stdio_client(params)
-    assert isinstance(config, HttpServer)
+def _http_transport(config: HttpServer) -> AbstractAsyncContextManager[Any]:
     if config.transport == "sse":
         from mcp.client.sse import sse_client
 
@@ -74,6 +67,29 @@ def _transport(config: ServerConfig) -> AbstractAsyncContextManager[Any]:
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     return streamable_http_client(str(config.url), http_client=create_mcp_http_client(headers=dict(config.headers)))
+
+
+class McpSession(Protocol):
+    """What the proxy needs of a session: the SDK's `ClientSession` (HTTP, SSE) or the lean `StdioSession`."""
+
+    @property
+    def server_capabilities(self) -> mt.ServerCapabilities | None: ...
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, progress_callback: Any = None
+    ) -> mt.CallToolResult: ...
+
+    async def list_tools(self, *, params: mt.PaginatedRequestParams | None = None) -> mt.ListToolsResult: ...
+
+    async def list_prompts(self) -> mt.ListPromptsResult: ...
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> mt.GetPromptResult: ...
+
+    async def list_resources(self) -> mt.ListResourcesResult: ...
+
+    async def list_resource_templates(self) -> mt.ListResourceTemplatesResult: ...
+
+    async def read_resource(self, uri: str) -> Any: ...
 
 
 def _where(config: ServerConfig) -> str:
@@ -92,7 +108,8 @@ class Downstream:
         self.error: str | None = None
         self.starts = 0
         self._on_tools_changed = on_tools_changed
-        self._session: ClientSession | None = None
+        self.died: str | None = None  # why a running server stopped, until a call has reported it
+        self._session: McpSession | None = None
         self._stop: anyio.Event | None = None
         self._start_lock = anyio.Lock()
 
@@ -100,7 +117,7 @@ class Downstream:
     def running(self) -> bool:
         return self._session is not None
 
-    async def ensure_started(self, tg: TaskGroup) -> ClientSession:
+    async def ensure_started(self, tg: TaskGroup) -> McpSession:
         """The live session, starting the server first if it is not running."""
         async with self._start_lock:
             if self._session is None:
@@ -122,17 +139,49 @@ class Downstream:
             "Check its entry in the offprompt config; offprompt tries again on the next call."
         )
 
+    @asynccontextmanager
+    async def _open(self) -> AsyncIterator[McpSession]:
+        """An initialized session: the lean stdio one for local servers, the SDK's for remote ones."""
+        config = self.config
+        if isinstance(config, StdioServer):
+            process = await open_process(
+                config.command, list(config.args), _child_env(config.env), str(config.cwd) if config.cwd else None
+            )
+            try:
+                async with anyio.create_task_group() as tg:
+                    session = StdioSession(process, self._on_notification)
+                    tg.start_soon(self._watch, session, process)
+                    await session.initialize()
+                    yield session
+                    tg.cancel_scope.cancel()
+            finally:
+                await close_process(process)
+            return
+        assert isinstance(config, HttpServer)
+        async with AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(_http_transport(config))
+            client = await stack.enter_async_context(ClientSession(read, write, message_handler=self._on_message))
+            await client.initialize()
+            yield client
+
+    async def _watch(self, session: StdioSession, process: Process) -> None:
+        """Notice at once when a local server exits, so its next call can say so and restart it."""
+        await session.read_loop()
+        if self._stop is not None and not self._stop.is_set():
+            with anyio.move_on_after(1):
+                await process.wait()
+            self.died = f"exit code {process.returncode}" if process.returncode is not None else "it closed stdout"
+            logger.warning('MCP server "%s" stopped: %s', self.name, self.died)
+            self.stop()
+
     async def _run(self, *, task_status: TaskStatus[None]) -> None:
         stop = anyio.Event()
         started = False
         try:
-            async with AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(_transport(self.config))
-                session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._on_message))
-                await session.initialize()
+            async with self._open() as session:
                 self.starts += 1
                 self.tools = await _list_all_tools(session)
-                self._session, self._stop, self.error = session, stop, None
+                self._session, self._stop, self.error, self.died = session, stop, None, None
                 started = True
                 task_status.started()
                 await stop.wait()
@@ -145,7 +194,11 @@ class Downstream:
                 self._session = self._stop = None
 
     async def _on_message(self, message: IncomingMessage) -> None:
-        if isinstance(message, mt.ToolListChangedNotification) and self._session is not None:
+        if isinstance(message, mt.ToolListChangedNotification):
+            await self._on_notification("notifications/tools/list_changed", {})
+
+    async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/tools/list_changed" and self._session is not None:
             self.tools = await _list_all_tools(self._session)
             await self._on_tools_changed()
 
@@ -154,16 +207,52 @@ class Downstream:
         tg: TaskGroup,
         tool: str,
         arguments: dict[str, Any] | None,
-        timeout: float | None,  # noqa: ASYNC109 - the per-server timeout from the config, applied with fail_after
+        limit: float | None,
         progress: ProgressFn | None = None,
     ) -> mt.CallToolResult:
+        """Call a tool; the result as an SDK model."""
+
+        async def send(session: McpSession) -> mt.CallToolResult:
+            return await session.call_tool(tool, arguments, progress_callback=progress)
+
+        return await self._guarded(tg, tool, limit, send)
+
+    async def call_raw(
+        self,
+        tg: TaskGroup,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        limit: float | None,
+        progress: RawProgress | None = None,
+    ) -> dict[str, Any]:
+        """Call a tool of a local server; the result exactly as the server wrote it (the fast lane)."""
+
+        async def send(session: McpSession) -> dict[str, Any]:
+            assert isinstance(session, StdioSession)
+            return await session.request("tools/call", {"name": tool, "arguments": arguments or {}}, progress)
+
+        return await self._guarded(tg, tool, limit, send)
+
+    @property
+    def raw_capable(self) -> bool:
+        """Whether calls can take the fast lane: a live local server with no death left to report."""
+        return isinstance(self._session, StdioSession) and self.died is None
+
+    async def _guarded(
+        self, tg: TaskGroup, tool: str, limit: float | None, send: Callable[[McpSession], Awaitable[T]]
+    ) -> T:
+        if self.died is not None:
+            reason, self.died = self.died, None
+            raise DownstreamUnavailableError(
+                f'MCP server "{self.name}" had stopped ({reason}). offprompt starts it again on the next call.'
+            )
         session = await self.ensure_started(tg)
         try:
-            with anyio.fail_after(timeout):
-                return await session.call_tool(tool, arguments, progress_callback=progress)
+            with anyio.fail_after(limit):
+                return await send(session)
         except TimeoutError:
             raise DownstreamTimeoutError(
-                f'"{self.name}.{tool}" did not answer within {timeout:.0f} s; the call was abandoned. '
+                f'"{self.name}.{tool}" did not answer within {limit:.0f} s; the call was abandoned. '
                 "Try again, or raise timeout_seconds for this server in the offprompt config."
             ) from None
         except MCPError as exc:
@@ -187,7 +276,7 @@ class Downstream:
         self._session = None
 
 
-async def _list_all_tools(session: ClientSession) -> list[mt.Tool]:
+async def _list_all_tools(session: McpSession) -> list[mt.Tool]:
     tools: list[mt.Tool] = []
     cursor: str | None = None
     while True:
@@ -198,7 +287,7 @@ async def _list_all_tools(session: ClientSession) -> list[mt.Tool]:
             return tools
 
 
-def _capable(session: ClientSession, feature: str) -> bool:
+def _capable(session: McpSession, feature: str) -> bool:
     capabilities = session.server_capabilities
     return capabilities is not None and getattr(capabilities, feature, None) is not None
 
@@ -281,7 +370,7 @@ class Proxy:
     def _running(self) -> list[Downstream]:
         return [d for d in self.downstreams.values() if d.running]
 
-    async def _gather(self, fetch: Callable[[Downstream, ClientSession], Awaitable[list[Any]]]) -> list[Any]:
+    async def _gather(self, fetch: Callable[[Downstream, McpSession], Awaitable[list[Any]]]) -> list[Any]:
         """What `fetch` returns from each running downstream that supports it, in config order."""
         await self.ready()
         assert self._tg is not None, "the proxy is not running"
@@ -299,7 +388,7 @@ class Proxy:
     async def list_prompts(self) -> list[mt.Prompt]:
         """Every downstream prompt, renamed `{server}__{prompt}` like the tools."""
 
-        async def fetch(downstream: Downstream, session: ClientSession) -> list[Any]:
+        async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
             if not _capable(session, "prompts"):
                 return []
             prompts = (await session.list_prompts()).prompts
@@ -320,7 +409,7 @@ class Proxy:
     async def list_resources(self) -> list[mt.Resource]:
         """Every downstream resource, URI unchanged, its name prefixed with its server's."""
 
-        async def fetch(downstream: Downstream, session: ClientSession) -> list[Any]:
+        async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
             if not _capable(session, "resources"):
                 return []
             resources = (await session.list_resources()).resources
@@ -331,7 +420,7 @@ class Proxy:
         return await self._gather(fetch)
 
     async def list_resource_templates(self) -> list[mt.ResourceTemplate]:
-        async def fetch(downstream: Downstream, session: ClientSession) -> list[Any]:
+        async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
             if not _capable(session, "resources"):
                 return []
             templates = (await session.list_resource_templates()).resource_templates
@@ -350,10 +439,16 @@ class Proxy:
             if not _capable(session, "resources"):
                 continue
             try:
-                return await session.read_resource(uri)
+                return mt.ReadResourceResult.model_validate(await session.read_resource(uri), from_attributes=True)
             except MCPError as exc:
                 last = exc
         raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}")
+
+    def policy(self, route: Route) -> OffPrompt:
+        return self.downstreams[route.server].config.policy_for(route.tool)
+
+    def timeout(self, route: Route) -> float | None:
+        return self.downstreams[route.server].config.timeout_seconds or self.default_timeout
 
     async def call(
         self, public: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
@@ -361,8 +456,14 @@ class Proxy:
         route = self.routes().get(public)
         if route is None:
             raise KeyError(public)
-        downstream = self.downstreams[route.server]
         assert self._tg is not None, "the proxy is not running"
-        timeout = getattr(downstream.config, "timeout_seconds", None) or self.default_timeout
-        result = await downstream.call(self._tg, route.tool, arguments, timeout, progress)
+        downstream = self.downstreams[route.server]
+        result = await downstream.call(self._tg, route.tool, arguments, self.timeout(route), progress)
         return route, result
+
+    async def call_raw(
+        self, route: Route, arguments: dict[str, Any] | None, progress: RawProgress | None = None
+    ) -> dict[str, Any]:
+        assert self._tg is not None, "the proxy is not running"
+        downstream = self.downstreams[route.server]
+        return await downstream.call_raw(self._tg, route.tool, arguments, self.timeout(route), progress)

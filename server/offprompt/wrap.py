@@ -12,7 +12,6 @@ goes through the same policy as the proxy's.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Mapping
@@ -23,10 +22,9 @@ import mcp_types as mt
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from pydantic import BaseModel
 
-from offprompt.artifacts import from_result
 from offprompt.errors import OffpromptError
 from offprompt.memory import MemorySettings, TaskMemory
-from offprompt.policy import OffPrompt, Thresholds, decide
+from offprompt.policy import OffPrompt, Thresholds, apply, decide
 from offprompt.tools import TOOLS, parse_args
 
 logger = logging.getLogger(__name__)
@@ -107,21 +105,18 @@ class OffPromptMiddleware:
         raw = await call_next(ctx)
         result = mt.CallToolResult.model_validate(_as_dict(raw))
         mode = self.policy_for(name)
-        decision = decide(mode, result, self.thresholds)
-        if not decision.store:
-            return raw
+        if not decide(mode, result, self.thresholds).store:
+            return raw  # untouched, as the server made it
         memory = await anyio.to_thread.run_sync(self.memory)
-        reference = await anyio.to_thread.run_sync(
-            functools.partial(
-                memory.store,
-                from_result(result),
-                tool=f"{self.source}.{name}",
-                arguments=params.get("arguments") or {},
-                preview_tokens=0 if mode == "always" else self.preview_tokens,
-            )
+        return await apply(
+            memory,
+            result,
+            mode,
+            self.thresholds,
+            tool=f"{self.source}.{name}",
+            arguments=params.get("arguments") or {},
+            preview_tokens=self.preview_tokens,
         )
-        logger.info("stored %s as %s: %s", name, reference.namespace, decision.reason)
-        return reference.to_result()
 
 
 def wrap(

@@ -1,0 +1,261 @@
+"""A lean MCP client session over a subprocess's stdin and stdout.
+
+The proxy's hot path: a tool call relayed to a local server should cost
+little more than the pipe. This session frames JSON-RPC lines itself and hands
+results back as plain dicts (`request`) or, where offprompt needs to look
+inside, as SDK models (`call_tool`, `list_tools`, ...): the same methods the
+proxy uses on the SDK's `ClientSession`, which still serves HTTP and SSE.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+import mcp_types as mt
+from anyio.abc import Process
+from mcp.shared.exceptions import MCPError
+
+logger = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = "2025-11-25"
+CLIENT_INFO = {"name": "offprompt", "version": "0.1.0"}
+READ_CHUNK = 1 << 16
+
+RawProgress = Callable[[dict[str, Any]], Awaitable[None]]
+"""Gets the `params` of each `notifications/progress` for a request."""
+NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+class _Pending:
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.result: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+
+
+class StdioSession:
+    """One initialized MCP session with a subprocess; requests may run concurrently."""
+
+    def __init__(self, process: Process, on_notification: NotificationHandler) -> None:
+        self._process = process
+        self._on_notification = on_notification
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._progress: dict[str | int, RawProgress] = {}
+        self._send_lock = anyio.Lock()
+        self._closed: BaseException | None = None
+        self.server_capabilities: mt.ServerCapabilities | None = None
+        self.initialize_result: dict[str, Any] = {}
+
+    # -- the wire ----------------------------------------------------------------
+
+    async def _send(self, message: Mapping[str, Any]) -> None:
+        assert self._process.stdin is not None
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        async with self._send_lock:
+            await self._process.stdin.send(data)
+
+    async def read_loop(self) -> None:
+        """Read the server's lines until it closes stdout; then every waiting request fails."""
+        try:
+            async with anyio.create_task_group() as self._handlers:
+                await self._read()
+                self._handlers.cancel_scope.cancel()
+        finally:
+            self._fail(anyio.EndOfStream())
+
+    async def _read(self) -> None:
+        assert self._process.stdout is not None
+        buffer = bytearray()
+        try:
+            async for chunk in self._process.stdout:
+                start = len(buffer)
+                buffer += chunk
+                # Search only the new bytes: a 10 MB line arrives in many chunks.
+                end = buffer.find(b"\n", start)
+                while end != -1:
+                    line = bytes(buffer[:end])
+                    del buffer[: end + 1]
+                    if line.strip():
+                        await self._dispatch(line)
+                    end = buffer.find(b"\n")
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            self._fail(exc)
+
+    async def _handle(self, method: str, params: dict[str, Any]) -> None:
+        try:
+            await self._on_notification(method, params)
+        except Exception:
+            logger.exception("handling %s from a downstream failed", method)
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._closed is None:
+            self._closed = exc
+        for pending in self._pending.values():
+            if not pending.done.is_set():
+                pending.error = MCPError(mt.CONNECTION_CLOSED, "Connection closed")
+                pending.done.set()
+
+    async def _dispatch(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            logger.warning("a downstream wrote a line that is not JSON: %.200r", line)
+            return
+        if not isinstance(message, dict):
+            return
+        if "method" in message:
+            if "id" in message:
+                await self._answer_request(message)
+            else:
+                await self._notification(message["method"], message.get("params") or {})
+            return
+        pending = self._pending.get(message.get("id"))  # type: ignore[arg-type]
+        if pending is None:
+            return
+        if "error" in message:
+            error = message["error"] or {}
+            pending.error = MCPError(int(error.get("code", mt.INTERNAL_ERROR)), str(error.get("message", "")))
+        else:
+            pending.result = message.get("result") or {}
+        pending.done.set()
+
+    async def _answer_request(self, message: dict[str, Any]) -> None:
+        # offprompt offers the downstream no client features (sampling, roots, elicitation): only ping.
+        if message["method"] == "ping":
+            await self._send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+        else:
+            error = {"code": mt.METHOD_NOT_FOUND, "message": f"offprompt does not offer {message['method']}"}
+            await self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+
+    async def _notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/progress":
+            callback = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
+            if callback is not None:
+                await callback(params)
+            return
+        # Handled beside the reader: a handler that sends a request must not wait on its own reader.
+        self._handlers.start_soon(self._handle, method, params)
+
+    # -- requests ----------------------------------------------------------------
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, progress: RawProgress | None = None
+    ) -> dict[str, Any]:
+        """Send a request and wait for its result, as the server wrote it."""
+        if self._closed is not None:
+            raise MCPError(mt.CONNECTION_CLOSED, "Connection closed")
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        params = dict(params or {})
+        token: str | int | None = None
+        if progress is not None:
+            meta = dict(params.get("_meta") or {})
+            token = meta.setdefault("progressToken", f"offprompt-{request_id}")
+            params["_meta"] = meta
+            self._progress[token] = progress
+        if params:
+            message["params"] = params
+        pending = self._pending[request_id] = _Pending()
+        try:
+            await self._send(message)
+            await pending.done.wait()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._cancel(request_id)
+            raise
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise MCPError(mt.CONNECTION_CLOSED, "Connection closed") from None
+        finally:
+            del self._pending[request_id]
+            if token is not None:
+                self._progress.pop(token, None)
+        if pending.error is not None:
+            raise pending.error
+        assert pending.result is not None
+        return pending.result
+
+    async def _cancel(self, request_id: int) -> None:
+        if self._closed is None:
+            params = {"requestId": request_id, "reason": "the client cancelled the call"}
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+
+    async def initialize(self) -> None:
+        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO}
+        self.initialize_result = await self.request("initialize", params)
+        self.server_capabilities = mt.ServerCapabilities.model_validate(
+            self.initialize_result.get("capabilities") or {}
+        )
+        await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    # -- the ClientSession methods the proxy uses ------------------------------
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, progress_callback: Any = None
+    ) -> mt.CallToolResult:
+        progress: RawProgress | None = None
+        if progress_callback is not None:
+
+            async def progress(params: dict[str, Any]) -> None:
+                await progress_callback(params.get("progress", 0), params.get("total"), params.get("message"))
+
+        raw = await self.request("tools/call", {"name": name, "arguments": arguments or {}}, progress)
+        return mt.CallToolResult.model_validate(raw)
+
+    async def list_tools(self, *, params: mt.PaginatedRequestParams | None = None) -> mt.ListToolsResult:
+        cursor = {"cursor": params.cursor} if params and params.cursor else None
+        return mt.ListToolsResult.model_validate(await self.request("tools/list", cursor))
+
+    async def list_prompts(self) -> mt.ListPromptsResult:
+        return mt.ListPromptsResult.model_validate(await self.request("prompts/list"))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> mt.GetPromptResult:
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        return mt.GetPromptResult.model_validate(await self.request("prompts/get", params))
+
+    async def list_resources(self) -> mt.ListResourcesResult:
+        return mt.ListResourcesResult.model_validate(await self.request("resources/list"))
+
+    async def list_resource_templates(self) -> mt.ListResourceTemplatesResult:
+        return mt.ListResourceTemplatesResult.model_validate(await self.request("resources/templates/list"))
+
+    async def read_resource(self, uri: str) -> mt.ReadResourceResult:
+        return mt.ReadResourceResult.model_validate(await self.request("resources/read", {"uri": uri}))
+
+
+async def open_process(command: str, args: list[str], env: dict[str, str], cwd: str | None) -> Process:
+    """Start the server with its stderr on ours (the client's log), as the other MCP clients do."""
+    return await anyio.open_process(
+        [command, *args], env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr
+    )
+
+
+async def close_process(process: Process, grace: float = 2.0) -> None:
+    """Close stdin, give the server `grace` seconds to exit, then terminate, then kill."""
+    with anyio.CancelScope(shield=True):
+        if process.stdin is not None:
+            with contextlib.suppress(anyio.BrokenResourceError, OSError):
+                await process.stdin.aclose()
+        with anyio.move_on_after(grace):
+            await process.wait()
+            return
+        try:
+            process.terminate()
+            with anyio.move_on_after(grace):
+                await process.wait()
+                return
+            process.kill()
+            await process.wait()
+        except ProcessLookupError:
+            pass
