@@ -361,3 +361,21 @@ async def test_progress_resources_and_prompts_pass_through(memory: TaskMemory) -
         assert "everything__simple-prompt" in prompts
         prompt = await client.get_prompt("everything__args-prompt", {"city": "Oslo"})
         assert "Oslo" in str(prompt.messages[0].content)
+
+
+async def test_a_server_that_failed_to_start_is_tried_again(
+    memory: TaskMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import offprompt.proxy
+
+    monkeypatch.setattr(offprompt.proxy, "RETRY_SECONDS", 0.0)
+    launcher = tmp_path / "late-server"
+    config = parse_config({"mcpServers": {"late": {"command": str(launcher)}}})
+    async with through_offprompt(memory, config) as (client, _):
+        assert not [t for t in (await client.list_tools()).tools if t.name.startswith("late__")]
+        launcher.write_text(f"#!/bin/sh\nexec {sys.executable} {COUNTER}\n")  # the user fixes the server
+        launcher.chmod(0o755)
+        with anyio.fail_after(30):
+            while "late__echo" not in {t.name for t in (await client.list_tools()).tools}:
+                await anyio.sleep(0.2)
+        assert text(await client.call_tool("late__echo", {"text": "finally"})) == "finally"

@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 MAX_NAME = 64
 SEPARATOR = "__"
 START_TIMEOUT = 60.0
+RETRY_SECONDS = 30.0  # how often a server that never started is tried again, when the client lists tools
 
 ProgressFn = ProgressFnT
 T = TypeVar("T")
@@ -107,6 +108,7 @@ class Downstream:
         self.tools: list[mt.Tool] = []
         self.error: str | None = None
         self.starts = 0
+        self.last_attempt = -float("inf")
         self._on_tools_changed = on_tools_changed
         self.died: str | None = None  # why a running server stopped, until a call has reported it
         self._session: McpSession | None = None
@@ -121,6 +123,7 @@ class Downstream:
         """The live session, starting the server first if it is not running."""
         async with self._start_lock:
             if self._session is None:
+                self.last_attempt = anyio.current_time()
                 try:
                     with anyio.fail_after(START_TIMEOUT):
                         await tg.start(self._run)
@@ -342,6 +345,27 @@ class Proxy:
                 starting.start_soon(start, downstream)
         self._first_start.set()
 
+    def _retry_failed(self) -> None:
+        """Try again, in the background, to start servers that never started (one may have been fixed since)."""
+        if self._tg is None:
+            return
+        now = anyio.current_time()
+        for downstream in self.downstreams.values():
+            if downstream.running or downstream.error is None or now - downstream.last_attempt < RETRY_SECONDS:
+                continue
+            downstream.last_attempt = now
+            self._tg.start_soon(self._retry, downstream)
+
+    async def _retry(self, downstream: Downstream) -> None:
+        assert self._tg is not None
+        try:
+            await downstream.ensure_started(self._tg)
+        except DownstreamUnavailableError as exc:
+            logger.info("%s", exc)
+            return
+        logger.info('MCP server "%s" started on a later try', downstream.name)
+        await self._tools_changed()
+
     async def _tools_changed(self) -> None:
         for listener in self.listeners:
             await listener()
@@ -361,6 +385,7 @@ class Proxy:
     async def list_tools(self) -> list[mt.Tool]:
         """Every downstream tool under its public name, without `outputSchema` (a reference can't match it)."""
         await self.ready()
+        self._retry_failed()
         listed: list[mt.Tool] = []
         for name, downstream in self.downstreams.items():
             for tool in downstream.tools:
