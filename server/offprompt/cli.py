@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ from offprompt import __version__
 from offprompt.config import LoadedConfig, OffpromptSettings, ServerConfig, load_config
 from offprompt.errors import ConfigError, OffpromptError
 from offprompt.memory import MemorySettings, TaskMemory, default_data_dir
+from offprompt.transports import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
 
 logger = logging.getLogger("offprompt")
 
@@ -31,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
         "--data-dir", type=Path, default=None, help=f"where memories live (default {default_data_dir()})"
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    add_transport_arguments(serve)
     check = commands.add_parser("check", help="read a config file and report every problem in it")
     check.add_argument("--config", type=Path, required=True)
     return parser
@@ -54,17 +57,28 @@ def _read_config(args: argparse.Namespace) -> LoadedConfig:
     return load_config(args.config)
 
 
-async def _serve(memory: TaskMemory, settings: OffpromptSettings, servers: dict[str, ServerConfig]) -> None:
-    from mcp.server.stdio import stdio_server
+def _announce(url: str) -> None:
+    print(f"offprompt: serving MCP at {url}", file=sys.stderr, flush=True)
 
+
+async def _serve(
+    memory: TaskMemory,
+    settings: OffpromptSettings,
+    servers: dict[str, ServerConfig],
+    transport: TransportSettings,
+    listener: socket.socket | None,
+) -> None:
     from offprompt.app import build_server
+    from offprompt.fastlane import FastLane, serve_stdio
     from offprompt.proxy import Proxy
 
     proxy = Proxy(servers, default_timeout=settings.call_timeout_seconds)
     async with proxy.running():
         server = build_server(memory, proxy, settings)
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        if transport.transport == "stdio":
+            await serve_stdio(server, FastLane(proxy, memory, settings))
+        else:
+            await serve_transport(server, transport, _announce, listener)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -88,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(args)
         config = _read_config(args)
         settings = config.settings.override(memory_name=args.memory_name, data_dir=args.data_dir)
+        transport = transport_settings(args)
+        listener = listen(transport)
         memory = TaskMemory.open(memory_settings(settings))
     except (ConfigError, OffpromptError) as exc:
         print(f"offprompt: {exc}", file=sys.stderr)
@@ -95,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, problem in config.problems.items():
         logger.error('MCP server "%s" is left out: %s', name, problem)
     try:
-        anyio.run(_serve, memory, settings, config.servers)
+        anyio.run(_serve, memory, settings, config.servers, transport, listener)
     except KeyboardInterrupt:
         pass
     finally:
