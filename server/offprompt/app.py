@@ -170,7 +170,7 @@ def build_server(
         try:
             return await anyio.to_thread.run_sync(_read_memory_uri, memory, uri, owner_of(ctx))
         except OffpromptError as exc:
-            raise MCPError(mt.INVALID_PARAMS, str(exc)) from None
+            raise MCPError(mt.INVALID_PARAMS, str(exc), data={"uri": uri}) from None
 
     async def list_prompts(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListPromptsResult:
         return mt.ListPromptsResult(prompts=await proxy.list_prompts() if proxy is not None else [])

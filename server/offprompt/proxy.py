@@ -467,7 +467,7 @@ class Proxy:
                 return mt.ReadResourceResult.model_validate(await session.read_resource(uri), from_attributes=True)
             except MCPError as exc:
                 last = exc
-        raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}")
+        raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
 
     def policy(self, route: Route) -> OffPrompt:
         return self.downstreams[route.server].config.policy_for(route.tool)
