@@ -42,3 +42,30 @@ def test_starting_does_not_load_chroma_or_the_model() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+async def test_an_unreachable_server_is_named_with_its_place_in_the_config(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    time_server = str(Path(sys.executable).with_name("mcp-server-time"))
+    config.write_text(
+        '{\n  "mcpServers": {\n    "remote": {"url": "http://127.0.0.1:9/mcp"},\n'
+        f'    "time": {{"command": "{time_server}"}}\n  }}\n}}\n'
+    )
+    command, *args = offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data"))
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as errlog:
+        params = StdioServerParameters(command=command, args=args, env=subprocess_env())
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+    assert "time__get_current_time" in names
+    assert f'MCP server "remote" could not be started ({config}:3: mcpServers.remote.url)' in log.read_text()
+
+
+def test_check_reports_every_problem_with_its_line(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text('{\n  "mcpServers": {\n    "fs": {"comand": "npx"},\n    "ok": {"command": "python3"}\n  }\n}\n')
+    run = subprocess.run(offprompt_command("check", "--config", str(config)), capture_output=True, text=True)
+    assert run.returncode == 1
+    assert f"{config}:3: mcpServers.fs.comand: unknown key 'comand'" in run.stdout
+    assert "1 servers ready, 1 with problems" in run.stdout

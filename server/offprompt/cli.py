@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 
 from offprompt import __version__
-from offprompt.config import LoadedConfig, OffpromptSettings, ServerConfig, load_config
+from offprompt.config import LoadedConfig, OffpromptSettings, StdioServer, load_config
 from offprompt.errors import ConfigError, OffpromptError
 from offprompt.memory import MemorySettings, TaskMemory, default_data_dir
 from offprompt.transports import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
@@ -64,7 +64,7 @@ def _announce(url: str) -> None:
 async def _serve(
     memory: TaskMemory,
     settings: OffpromptSettings,
-    servers: dict[str, ServerConfig],
+    config: LoadedConfig,
     transport: TransportSettings,
     listener: socket.socket | None,
 ) -> None:
@@ -72,7 +72,11 @@ async def _serve(
     from offprompt.fastlane import FastLane, serve_stdio
     from offprompt.proxy import Proxy
 
-    proxy = Proxy(servers, default_timeout=settings.call_timeout_seconds)
+    places = {
+        name: config.place(name, "command" if isinstance(server, StdioServer) else "url")
+        for name, server in config.servers.items()
+    }
+    proxy = Proxy(config.servers, default_timeout=settings.call_timeout_seconds, places=places)
     async with proxy.running():
         server = build_server(memory, proxy, settings)
         if transport.transport == "stdio":
@@ -111,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, problem in config.problems.items():
         logger.error('MCP server "%s" is left out: %s', name, problem)
     try:
-        anyio.run(_serve, memory, settings, config.servers, transport, listener)
+        anyio.run(_serve, memory, settings, config, transport, listener)
     except KeyboardInterrupt:
         pass
     finally:

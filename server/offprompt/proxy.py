@@ -102,9 +102,10 @@ def _where(config: ServerConfig) -> str:
 class Downstream:
     """One of the user's MCP servers, as offprompt sees it."""
 
-    def __init__(self, name: str, config: ServerConfig, on_tools_changed: ChangeFn) -> None:
+    def __init__(self, name: str, config: ServerConfig, on_tools_changed: ChangeFn, place: str = "") -> None:
         self.name = name
         self.config = config
+        self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
         self.tools: list[mt.Tool] = []
         self.error: str | None = None
         self.starts = 0
@@ -138,7 +139,7 @@ class Downstream:
 
     def _unavailable(self) -> str:
         return (
-            f'MCP server "{self.name}" could not be started ({_where(self.config)}): {self.error}. '
+            f'MCP server "{self.name}" could not be started ({self.place or _where(self.config)}): {self.error}. '
             "Check its entry in the offprompt config; offprompt tries again on the next call."
         )
 
@@ -311,8 +312,16 @@ class Route:
 class Proxy:
     """All downstream servers, their tools under public names, and calls routed to them."""
 
-    def __init__(self, servers: Mapping[str, ServerConfig], default_timeout: float | None = 120.0) -> None:
-        self.downstreams = {name: Downstream(name, cfg, self._tools_changed) for name, cfg in servers.items()}
+    def __init__(
+        self,
+        servers: Mapping[str, ServerConfig],
+        default_timeout: float | None = 120.0,
+        places: Mapping[str, str] | None = None,
+    ) -> None:
+        places = places or {}
+        self.downstreams = {
+            name: Downstream(name, cfg, self._tools_changed, places.get(name, "")) for name, cfg in servers.items()
+        }
         self.default_timeout = default_timeout
         self.listeners: list[ChangeFn] = []
         self._tg: TaskGroup | None = None
