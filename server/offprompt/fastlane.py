@@ -12,7 +12,6 @@ prompt is parsed, and then it takes the same policy as every other call.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import sys
@@ -32,6 +31,7 @@ from offprompt.errors import OffpromptError
 from offprompt.memory import TaskMemory
 from offprompt.policy import Thresholds, apply
 from offprompt.proxy import Proxy, Route
+from offprompt.stdio_session import dumps, loads
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ Write = Callable[[dict[str, Any] | bytes], Awaitable[None]]
 
 
 def _dumps(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return dumps(message) + b"\n"
 
 
 class FastLane:
@@ -88,7 +88,7 @@ class FastLane:
             finally:
                 self.calls.pop(request_id, None)
             if isinstance(answer, bytes):
-                await write(b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":' + answer + b"}\n")
+                await write(b'{"jsonrpc":"2.0","id":' + dumps(request_id) + b',"result":' + answer + b"}\n")
             else:
                 await write({"jsonrpc": "2.0", "id": request_id, "result": answer})
 
@@ -97,7 +97,7 @@ class FastLane:
             raw = await self.proxy.call_raw(route, arguments, progress)
         except OffpromptError as exc:
             return _dump(mt.CallToolResult(content=[mt.TextContent(text=str(exc))], is_error=True))
-        body = json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode()
+        body = dumps(raw)
         mode = self.proxy.policy(route)
         # A token is at least one byte: a result no longer than the threshold in bytes is surely small.
         if mode == "never" or raw.get("isError") or len(body) <= self.thresholds.tokens:
@@ -176,7 +176,7 @@ async def _read_client(
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
+                message = loads(line)
             except ValueError as exc:
                 await to_sdk.send(exc)
                 continue

@@ -327,6 +327,8 @@ class Proxy:
         self._tg: TaskGroup | None = None
         self._first_start: anyio.Event = anyio.Event()
         self._resource_owner: dict[str, str] = {}
+        self._routes: dict[str, Route] = {}
+        self._routes_key: tuple[int, ...] = ()
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Proxy]:
@@ -380,11 +382,16 @@ class Proxy:
             await listener()
 
     def routes(self) -> dict[str, Route]:
-        return {
-            public_name(name, tool.name): Route(name, tool.name)
-            for name, downstream in self.downstreams.items()
-            for tool in downstream.tools
-        }
+        """Public tool name → server and tool; rebuilt only when a downstream's tool list was replaced."""
+        key = tuple(id(d.tools) for d in self.downstreams.values())
+        if key != self._routes_key:
+            self._routes = {
+                public_name(name, tool.name): Route(name, tool.name)
+                for name, downstream in self.downstreams.items()
+                for tool in downstream.tools
+            }
+            self._routes_key = key
+        return self._routes
 
     async def ready(self) -> None:
         """Wait until every downstream has had its first start (or START_TIMEOUT passed)."""

@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import mcp_types as mt
+import orjson
 from anyio.abc import Process
 from mcp.shared.exceptions import MCPError
 
@@ -32,6 +33,21 @@ READ_CHUNK = 1 << 16
 RawProgress = Callable[[dict[str, Any]], Awaitable[None]]
 """Gets the `params` of each `notifications/progress` for a request."""
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON, fast (orjson), falling back to the standard library for what orjson refuses."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # an integer over 64 bits, say
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def loads(data: bytes | str) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:  # NaN, lone surrogates: valid to Python's json
+        return json.loads(data)
 
 
 class _Pending:
@@ -61,7 +77,7 @@ class StdioSession:
 
     async def _send(self, message: Mapping[str, Any]) -> None:
         assert self._process.stdin is not None
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        data = dumps(message) + b"\n"
         async with self._send_lock:
             await self._process.stdin.send(data)
 
@@ -108,7 +124,7 @@ class StdioSession:
 
     async def _dispatch(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = loads(line)
         except ValueError:
             logger.warning("a downstream wrote a line that is not JSON: %.200r", line)
             return
