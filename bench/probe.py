@@ -1,0 +1,103 @@
+"""Measurements that need a fresh process: `python -m bench.probe cold-store DIR` or `profile-store DIR [MB]`.
+
+Each prints one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _result_1mb(megabytes: float = 1) -> Any:
+    import mcp_types as mt
+
+    from bench.corpus import MB, mixed_text
+
+    return mt.CallToolResult(content=[mt.TextContent(text=mixed_text(int(megabytes * MB)))])
+
+
+def _store(memory: Any, result: Any) -> float:
+    from offprompt.artifacts import from_result
+
+    start = time.perf_counter()
+    memory.store(from_result(result), tool="bench.read", arguments={}).to_result()
+    return time.perf_counter() - start
+
+
+def cold_store(directory: Path) -> dict[str, Any]:
+    """The first 1 MB store in a fresh process (pays tiktoken's set-up), then a warm one."""
+    from bench.context import HeldIndexing
+    from offprompt.memory import MemorySettings, TaskMemory
+
+    memory = TaskMemory.open(MemorySettings(name="cold", data_dir=directory, ttl_seconds=None, max_bytes=None))
+    HeldIndexing(memory)
+    try:
+        result = _result_1mb()
+        first = _store(memory, result)
+        second = _store(memory, result)
+    finally:
+        memory.close()
+    return {"first_s": first, "second_s": second}
+
+
+def profile_store(directory: Path, megabytes: float = 1) -> dict[str, Any]:
+    """pyinstrument over the cold and a warm store of a text result: the hottest frames of each."""
+    from pyinstrument import Profiler
+
+    from bench.context import HeldIndexing
+    from offprompt.memory import MemorySettings, TaskMemory
+
+    memory = TaskMemory.open(MemorySettings(name="prof", data_dir=directory, ttl_seconds=None, max_bytes=None))
+    HeldIndexing(memory)
+    out: dict[str, Any] = {}
+    result = _result_1mb(megabytes)
+    try:
+        for label in ("cold", "warm"):
+            profiler = Profiler(interval=0.0005)
+            profiler.start()
+            seconds = _store(memory, result)
+            profiler.stop()
+            out[label] = {"seconds": seconds, "hottest": hottest_frames(profiler)}
+            if os.environ.get("BENCH_PROFILE_TEXT"):
+                print(profiler.output_text(unicode=False, color=False, show_all=False), file=sys.stderr)
+    finally:
+        memory.close()
+    return out
+
+
+def hottest_frames(profiler: Any, top: int = 8) -> list[dict[str, Any]]:
+    """Frames by self time, the way py-spy's top orders them."""
+    session = profiler.last_session
+    root = session.root_frame()
+    totals: dict[str, float] = {}
+
+    def walk(frame: Any) -> None:
+        key = f"{frame.function} ({Path(frame.file_path or '?').name}:{frame.line_no})"
+        totals[key] = totals.get(key, 0.0) + frame.total_self_time
+        for child in frame.children:
+            if not child.is_synthetic:
+                walk(child)
+
+    walk(root)
+    total = root.time or 1.0
+    ranked = sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:top]
+    return [{"frame": k, "self_ms": round(v * 1000, 1), "share": round(v / total, 3)} for k, v in ranked]
+
+
+def main() -> None:
+    command, directory, *extra = sys.argv[1:]
+    if command == "profile-store":
+        print(json.dumps(profile_store(Path(directory), *(float(x) for x in extra))))
+    else:
+        print(json.dumps(cold_store(Path(directory))))
+
+
+if __name__ == "__main__":
+    main()
+    sys.stdout.flush()
+    os._exit(0)  # a daemon indexer thread may still be embedding: don't wait for it

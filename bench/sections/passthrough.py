@@ -1,0 +1,116 @@
+"""1. Passthrough: the cost of one tool call through a proxy, against calling the server directly.
+
+The same calls go to a bench hello-world MCPServer and to `mcp-server-time`:
+directly, through FastMCP's `create_proxy`, and through `offprompt serve
+--config` with `"off_prompt": "never"` (pure passthrough). The three peers are
+called in turn, call after call, so load drift hits them alike; ratios are to
+the direct p50 of the same run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bench import peers
+from bench.context import Context
+from bench.report import Row, SectionResult
+from bench.stdio import StdioPeer
+from bench.timing import ainterleaved
+
+NAME = "passthrough"
+TITLE = "1. Passthrough"
+
+CALLS: list[tuple[str, str, str, dict[str, Any]]] = [
+    ("hello echo (tiny)", "hello", "echo", {"text": "hi"}),
+    ("hello text (100 KB)", "hello", "text", {"n_bytes": 100_000}),
+    ("mcp-server-time get_current_time", "time", "get_current_time", {"timezone": "UTC"}),
+]
+
+
+def _fastmcp_available() -> bool:
+    try:
+        import fastmcp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+async def _run(ctx: Context, res: SectionResult) -> None:
+    scratch = ctx.workdir / "passthrough"
+    scratch.mkdir(parents=True, exist_ok=True)
+    downstreams = {"hello": peers.hello(), "time": peers.time_server()}
+    routes: dict[str, dict[str, list[str]]] = {"direct": {n: p.command for n, p in downstreams.items()}}
+    names: dict[str, Callable[[str, str], str]] = {"direct": lambda s, t: t}
+    if _fastmcp_available():
+        routes["fastmcp"] = {
+            n: [sys.executable, "-m", "bench.servers.fastmcp_proxy", *p.command] for n, p in downstreams.items()
+        }
+        names["fastmcp"] = lambda s, t: t
+    else:
+        res.notes.append("FastMCP is not installed (pip install -e '.[bench]'): its column is left out")
+    if peers.offprompt_supports_config():
+        config = peers.write_config(
+            scratch / "offprompt.json",
+            {n: p.config(off_prompt="never") for n, p in downstreams.items()},
+            {"memory_name": "passthrough", "data_dir": str(scratch / "data")},
+        )
+        routes["offprompt"] = {n: peers.offprompt_command("serve", "--config", str(config)) for n in downstreams}
+        names["offprompt"] = peers.public_name
+    else:
+        res.notes.append("this offprompt has no `serve --config` yet: its column is left out")
+
+    env = {n: p.env for n, p in downstreams.items()}
+    opened: dict[tuple[str, str], StdioPeer] = {}
+    listed: dict[int, list[str]] = {}
+    try:
+        for route, by_server in routes.items():
+            for server, argv in by_server.items():
+                key = (route, server)
+                # offprompt proxies both servers from one process
+                if route == "offprompt" and server != "hello":
+                    opened[key] = opened[(route, "hello")]
+                    continue
+                peer = await StdioPeer.spawn(argv, env=env[server], stderr=scratch / f"{route}-{server}.log")
+                await peer.initialize()
+                listed[id(peer)] = [t["name"] for t in await peer.list_tools()]
+                opened[key] = peer
+        table: dict[str, Any] = {}
+        for label, server, tool, arguments in CALLS:
+            ctx.log(f"passthrough: {label}")
+
+            def call(
+                route: str, server: str = server, tool: str = tool, arguments: dict[str, Any] = arguments
+            ) -> Callable[[], Awaitable[Any]]:
+                peer = opened[(route, server)]
+                name = names[route](server, tool)
+                if name not in listed[id(peer)]:  # FastMCP may prefix: take the listed name that ends in it
+                    name = next(n for n in listed[id(peer)] if n.endswith(tool))
+
+                async def once() -> None:
+                    result = await peer.call_tool(name, arguments)
+                    if result.get("isError"):
+                        raise RuntimeError(f"{route} {name}: {result}")
+
+                return once
+
+            stats = await ainterleaved({route: call(route) for route in routes}, repeat=ctx.pick(300, 60), warmup=10)
+            direct = stats["direct"].p50
+            for route, s in stats.items():
+                ratio = "" if route == "direct" else f", {s.p50 / direct:.2f}x direct"
+                res.rows.append(
+                    Row(f"{label}: {route}, p50", s.p50 * 1000, "ms", note=f"p95 {s.p95 * 1000:.2f} ms{ratio}")
+                )
+            table[label] = {route: s.to_json() for route, s in stats.items()}
+        res.data["calls"] = table
+    finally:
+        for peer in {id(p): p for p in opened.values()}.values():
+            await peer.close()
+
+
+def run(ctx: Context) -> SectionResult:
+    res = SectionResult(NAME, TITLE)
+    asyncio.run(_run(ctx, res))
+    return res

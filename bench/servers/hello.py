@@ -1,0 +1,26 @@
+"""A bare hello-world MCPServer over stdio: the baseline for start-up and per-call cost.
+
+`echo` answers a tiny result; `text` answers `n_bytes` of plain text, for passthrough of larger results.
+"""
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("hello")
+
+_LINE = "The quick brown fox jumps over the lazy dog; pack my box with five dozen liquor jugs.\n"
+
+
+@server.tool(structured_output=False)
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool(structured_output=False)
+def text(n_bytes: int) -> str:
+    """Return `n_bytes` of plain English text."""
+    return (_LINE * (n_bytes // len(_LINE) + 1))[:n_bytes]
+
+
+if __name__ == "__main__":
+    server.run()
