@@ -6,12 +6,13 @@ import argparse
 import logging
 import socket
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 
-from offprompt import __version__
+from offprompt import __version__, tokens
 from offprompt.config import LoadedConfig, OffpromptSettings, StdioServer, load_config
 from offprompt.errors import ConfigError, OffpromptError
 from offprompt.memory import MemorySettings, TaskMemory, default_data_dir
@@ -77,6 +78,8 @@ async def _serve(
         for name, server in config.servers.items()
     }
     proxy = Proxy(config.servers, default_timeout=settings.call_timeout_seconds, places=places)
+    # The tokenizer tables load in the background: start-up stays quick, the first large result doesn't wait.
+    threading.Thread(target=tokens.warm_up, name="offprompt-warm-up", daemon=True).start()
     async with proxy.running():
         server = build_server(memory, proxy, settings)
         if transport.transport == "stdio":

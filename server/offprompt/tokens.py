@@ -75,14 +75,25 @@ def encoding(name: str = ENCODING_NAME) -> tiktoken.Encoding:
 
 @cache
 def _token_byte_lengths(name: str = ENCODING_NAME) -> npt.NDArray[np.int64]:
+    """Bytes per token id. Special tokens never come out of `encode_ordinary`, so they count 0."""
     enc = encoding(name)
+    ranks: dict[bytes, int] | None = getattr(enc, "_mergeable_ranks", None)
     lengths = np.zeros(enc.n_vocab, dtype=np.int64)
+    if ranks is not None:  # one pass over the table: ~10 ms instead of 200k calls
+        ids = np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))
+        lengths[ids] = np.fromiter((len(k) for k in ranks), dtype=np.int64, count=len(ranks))
+        return lengths
     for token in range(enc.n_vocab):
         try:
             lengths[token] = len(enc.decode_single_token_bytes(token))
         except KeyError:  # holes in the vocabulary
             continue
     return lengths
+
+
+def warm_up() -> None:
+    """Load the encoding and its tables now (a few hundred ms), so the first large result doesn't wait."""
+    _token_byte_lengths()
 
 
 def count_tokens(text: str) -> int:
