@@ -376,6 +376,6 @@ async def test_a_server_that_failed_to_start_is_tried_again(
         launcher.write_text(f"#!/bin/sh\nexec {sys.executable} {COUNTER}\n")  # the user fixes the server
         launcher.chmod(0o755)
         with anyio.fail_after(30):
-            while "late__echo" not in {t.name for t in (await client.list_tools()).tools}:
+            while "late__echo" not in {t.name for t in (await client.list_tools()).tools}:  # noqa: ASYNC110 - polls the server
                 await anyio.sleep(0.2)
         assert text(await client.call_tool("late__echo", {"text": "finally"})) == "finally"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -82,10 +83,24 @@ async def _serve(
     threading.Thread(target=tokens.warm_up, name="offprompt-warm-up", daemon=True).start()
     async with proxy.running():
         server = build_server(memory, proxy, settings)
-        if transport.transport == "stdio":
-            await serve_stdio(server, FastLane(proxy, memory, settings))
-        else:
+        if transport.transport != "stdio":
             await serve_transport(server, transport, _announce, listener)
+            return
+        async with anyio.create_task_group() as tg:
+            # SIGTERM or SIGHUP (a client quitting) ends the session cleanly: downstreams stopped, memory closed.
+            tg.start_soon(_stop_on_signal, tg.cancel_scope)
+            await serve_stdio(server, FastLane(proxy, memory, settings))
+            tg.cancel_scope.cancel()
+
+
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    if sys.platform == "win32":
+        return
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+        async for received in signals:
+            logger.info("stopping on %s", signal.Signals(received).name)
+            scope.cancel()
+            return
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -44,7 +44,7 @@ def result_text_size(result: mt.CallToolResult) -> tuple[int, str]:
         if isinstance(b, mt.EmbeddedResource) and isinstance(b.resource, mt.TextResourceContents)
     ]
     if result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":")))
     text = "\n".join(parts)
     return len(text.encode("utf-8")), text
 
@@ -73,9 +73,9 @@ def decide(mode: OffPrompt, result: mt.CallToolResult, thresholds: Thresholds) -
         return Decision(False, "the result is empty")
     if mode == "always":
         return Decision(True, "off_prompt is always")
-    blob = max((_blob_bytes(b) for b in result.content), default=0)
+    blob = sum(_blob_bytes(b) for b in result.content)  # twenty screenshots weigh as one big one
     if blob > thresholds.blob_bytes:
-        return Decision(True, f"a {blob:,}-byte binary is over {thresholds.blob_bytes:,} bytes")
+        return Decision(True, f"{blob:,} bytes of binaries is over {thresholds.blob_bytes:,} bytes")
     size, text = result_text_size(result)
     # A token is at least one byte: a text no longer than the threshold in bytes needs no counting.
     if size <= thresholds.tokens:

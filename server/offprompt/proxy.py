@@ -43,10 +43,10 @@ T = TypeVar("T")
 ChangeFn = Callable[[], Awaitable[None]]
 
 
-def public_name(server: str, tool: str) -> str:
+def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
     """`{server}__{tool}` with characters outside [A-Za-z0-9_-] made `_`, cut to 64 with a stable hash."""
     name = re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}{SEPARATOR}{tool}")
-    if len(name) <= MAX_NAME:
+    if len(name) <= MAX_NAME and not force_hash:
         return name
     digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
     return f"{name[: MAX_NAME - 9]}_{digest}"
@@ -105,8 +105,9 @@ class Downstream:
     def __init__(self, name: str, config: ServerConfig, on_tools_changed: ChangeFn, place: str = "") -> None:
         self.name = name
         self.config = config
+        self.tools_version = 0
+        self._tools: list[mt.Tool] = []
         self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
-        self.tools: list[mt.Tool] = []
         self.error: str | None = None
         self.starts = 0
         self.last_attempt = -float("inf")
@@ -115,6 +116,16 @@ class Downstream:
         self._session: McpSession | None = None
         self._stop: anyio.Event | None = None
         self._start_lock = anyio.Lock()
+
+    @property
+    def tools(self) -> list[mt.Tool]:
+        """The server's tools as it last listed them (kept while it is down, so its calls can say so)."""
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: list[mt.Tool]) -> None:
+        self._tools = tools
+        self.tools_version += 1
 
     @property
     def running(self) -> bool:
@@ -171,12 +182,13 @@ class Downstream:
     async def _watch(self, session: StdioSession, process: Process) -> None:
         """Notice at once when a local server exits, so its next call can say so and restart it."""
         await session.read_loop()
-        if self._stop is not None and not self._stop.is_set():
+        # A death that cut off a request was reported by that request; only an idle death is left to report.
+        if self._stop is not None and not self._stop.is_set() and session.failed_requests == 0:
             with anyio.move_on_after(1):
                 await process.wait()
             self.died = f"exit code {process.returncode}" if process.returncode is not None else "it closed stdout"
             logger.warning('MCP server "%s" stopped: %s', self.name, self.died)
-            self.stop()
+        self.stop()
 
     async def _run(self, *, task_status: TaskStatus[None]) -> None:
         stop = anyio.Event()
@@ -328,7 +340,8 @@ class Proxy:
         self._first_start: anyio.Event = anyio.Event()
         self._resource_owner: dict[str, str] = {}
         self._routes: dict[str, Route] = {}
-        self._routes_key: tuple[int, ...] = ()
+        self._listed: list[mt.Tool] = []
+        self._routes_version: tuple[int, ...] = ()
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Proxy]:
@@ -382,16 +395,29 @@ class Proxy:
             await listener()
 
     def routes(self) -> dict[str, Route]:
-        """Public tool name → server and tool; rebuilt only when a downstream's tool list was replaced."""
-        key = tuple(id(d.tools) for d in self.downstreams.values())
-        if key != self._routes_key:
-            self._routes = {
-                public_name(name, tool.name): Route(name, tool.name)
-                for name, downstream in self.downstreams.items()
-                for tool in downstream.tools
-            }
-            self._routes_key = key
+        """Public tool name → server and tool; rebuilt when a downstream's tool list changes."""
+        self._refresh()
         return self._routes
+
+    def _refresh(self) -> None:
+        version = tuple(d.tools_version for d in self.downstreams.values())
+        if version == self._routes_version:
+            return
+        routes: dict[str, Route] = {}
+        listed: list[mt.Tool] = []
+        for name, downstream in self.downstreams.items():
+            for tool in downstream.tools:
+                public = public_name(name, tool.name)
+                if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
+                    public = public_name(name, tool.name, force_hash=True)
+                routes[public] = Route(name, tool.name)
+                listed.append(tool.model_copy(update={"name": public, "output_schema": None}))
+        self._routes, self._listed, self._routes_version = routes, listed, version
+
+    @property
+    def is_ready(self) -> bool:
+        """Whether every downstream has had its first start."""
+        return self._first_start.is_set()
 
     async def ready(self) -> None:
         """Wait until every downstream has had its first start (or START_TIMEOUT passed)."""
@@ -402,11 +428,8 @@ class Proxy:
         """Every downstream tool under its public name, without `outputSchema` (a reference can't match it)."""
         await self.ready()
         self._retry_failed()
-        listed: list[mt.Tool] = []
-        for name, downstream in self.downstreams.items():
-            for tool in downstream.tools:
-                listed.append(tool.model_copy(update={"name": public_name(name, tool.name), "output_schema": None}))
-        return listed
+        self._refresh()
+        return list(self._listed)
 
     def _running(self) -> list[Downstream]:
         return [d for d in self.downstreams.values() if d.running]

@@ -39,8 +39,8 @@ def dumps(value: Any) -> bytes:
     """Compact JSON, fast (orjson), falling back to the standard library for what orjson refuses."""
     try:
         return orjson.dumps(value)
-    except TypeError:  # an integer over 64 bits, say
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    except TypeError:  # an integer over 64 bits, a lone surrogate
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode()
 
 
 def loads(data: bytes | str) -> Any:
@@ -71,6 +71,7 @@ class StdioSession:
         self._send_lock = anyio.Lock()
         self._closed: BaseException | None = None
         self.server_capabilities: mt.ServerCapabilities | None = None
+        self.failed_requests = 0  # requests cut off by the server going away; each reports that itself
         self.initialize_result: dict[str, Any] = {}
 
     # -- the wire ----------------------------------------------------------------
@@ -119,6 +120,7 @@ class StdioSession:
             self._closed = exc
         for pending in self._pending.values():
             if not pending.done.is_set():
+                self.failed_requests += 1
                 pending.error = MCPError(mt.CONNECTION_CLOSED, "Connection closed")
                 pending.done.set()
 
@@ -132,7 +134,7 @@ class StdioSession:
             return
         if "method" in message:
             if "id" in message:
-                await self._answer_request(message)
+                self._handlers.start_soon(self._answer_request, message)
             else:
                 await self._notification(message["method"], message.get("params") or {})
             return
@@ -140,8 +142,11 @@ class StdioSession:
         if pending is None:
             return
         if "error" in message:
-            error = message["error"] or {}
-            pending.error = MCPError(int(error.get("code", mt.INTERNAL_ERROR)), str(error.get("message", "")))
+            error = message["error"] if isinstance(message["error"], dict) else {"message": str(message["error"])}
+            code = error.get("code")
+            pending.error = MCPError(
+                code if isinstance(code, int) else mt.INTERNAL_ERROR, str(error.get("message", "")), error.get("data")
+            )
         else:
             pending.result = message.get("result") or {}
         pending.done.set()
@@ -149,16 +154,22 @@ class StdioSession:
     async def _answer_request(self, message: dict[str, Any]) -> None:
         # offprompt offers the downstream no client features (sampling, roots, elicitation): only ping.
         if message["method"] == "ping":
-            await self._send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
         else:
             error = {"code": mt.METHOD_NOT_FOUND, "message": f"offprompt does not offer {message['method']}"}
-            await self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await self._send(reply)
 
     async def _notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/progress":
-            callback = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
+            token = params.get("progressToken")
+            callback = self._progress.get(token) if isinstance(token, str | int) else None
             if callback is not None:
-                await callback(params)
+                try:
+                    await callback(params)
+                except Exception:  # a client that went away must not stop this reader
+                    logger.debug("relaying progress failed", exc_info=True)
             return
         # Handled beside the reader: a handler that sends a request must not wait on its own reader.
         self._handlers.start_soon(self._handle, method, params)
@@ -187,7 +198,8 @@ class StdioSession:
             await self._send(message)
             await pending.done.wait()
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
+            # Bounded: a server that stopped reading its stdin must not hold up a timeout or a shutdown.
+            with anyio.move_on_after(1, shield=True):
                 await self._cancel(request_id)
             raise
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):

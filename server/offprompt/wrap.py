@@ -107,16 +107,20 @@ class OffPromptMiddleware:
         mode = self.policy_for(name)
         if not decide(mode, result, self.thresholds).store:
             return raw  # untouched, as the server made it
-        memory = await anyio.to_thread.run_sync(self.memory)
-        return await apply(
-            memory,
-            result,
-            mode,
-            self.thresholds,
-            tool=f"{self.source}.{name}",
-            arguments=params.get("arguments") or {},
-            preview_tokens=self.preview_tokens,
-        )
+        try:
+            memory = await anyio.to_thread.run_sync(self.memory)
+            return await apply(
+                memory,
+                result,
+                mode,
+                self.thresholds,
+                tool=f"{self.source}.{name}",
+                arguments=params.get("arguments") or {},
+                preview_tokens=self.preview_tokens,
+            )
+        except OffpromptError as exc:
+            text = f"The result of {name} could not be stored off the prompt: {exc}"
+            return mt.CallToolResult(content=[mt.TextContent(text=text)], is_error=True)
 
 
 def wrap(

@@ -43,6 +43,12 @@ async def grow(ctx: Context) -> str:
 
 
 @server.tool()
+def crash() -> str:
+    """Exit at once, mid-call."""
+    os._exit(3)
+
+
+@server.tool()
 def fail(reason: str) -> str:
     """Always fails, as a tool error."""
     raise ToolError(reason)
