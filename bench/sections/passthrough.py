@@ -10,7 +10,10 @@ the direct p50 of the same run.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -96,7 +99,7 @@ async def _run(ctx: Context, res: SectionResult) -> None:
 
                 return once
 
-            stats = await ainterleaved({route: call(route) for route in routes}, repeat=ctx.pick(300, 60), warmup=10)
+            stats = await ainterleaved({route: call(route) for route in routes}, repeat=ctx.pick(600, 60), warmup=20)
             direct = stats["direct"].p50
             for route, s in stats.items():
                 ratio = "" if route == "direct" else f", {s.p50 / direct:.2f}x direct"
@@ -104,10 +107,74 @@ async def _run(ctx: Context, res: SectionResult) -> None:
                     Row(f"{label}: {route}, p50", s.p50 * 1000, "ms", note=f"p95 {s.p95 * 1000:.2f} ms{ratio}")
                 )
             table[label] = {route: s.to_json() for route, s in stats.items()}
+            if "offprompt" in stats and label == CALLS[0][0]:
+                _targets(res, stats)
+            rates: dict[str, float] = {}
+            for route in routes:
+                peer = opened[(route, server)]
+                name = names[route](server, tool)
+                if name not in listed[id(peer)]:
+                    name = next(n for n in listed[id(peer)] if n.endswith(tool))
+                rates[route] = await _throughput(peer, name, arguments, calls=ctx.pick(800, 160))
+                res.rows.append(Row(f"{label}: {route}, {CALLERS} concurrent callers", rates[route], "calls/s"))
+            table[label]["calls_per_second"] = rates
         res.data["calls"] = table
     finally:
         for peer in {id(p): p for p in opened.values()}.values():
             await peer.close()
+
+
+CALLERS = 8
+
+
+def _targets(res: SectionResult, stats: dict[str, Any]) -> None:
+    """Issue #5's two passthrough targets, on the tiny call."""
+    ratio = stats["offprompt"].p50 / stats["direct"].p50
+    res.rows.append(
+        Row("tiny call: offprompt / direct, p50", ratio, "x", "<= 1.3", "met" if ratio <= 1.3 else "missed")
+    )
+    if "fastmcp" in stats:
+        ratio = stats["offprompt"].p50 / stats["fastmcp"].p50
+        res.rows.append(
+            Row("tiny call: offprompt / FastMCP proxy, p50", ratio, "x", "<= 0.5", "met" if ratio <= 0.5 else "missed")
+        )
+
+
+async def _throughput(peer: StdioPeer, name: str, arguments: dict[str, Any], calls: int) -> float:
+    """Calls per second with CALLERS callers each waiting for its answer before sending the next."""
+    process = peer.process
+    assert process.stdout is not None
+    ids = itertools.count(1_000_000)
+    waiting: dict[int, asyncio.Future[None]] = {}
+
+    async def read() -> None:
+        assert process.stdout is not None
+        while True:
+            message = json.loads(await process.stdout.readline())
+            future = waiting.pop(message.get("id"), None)
+            if future is not None:
+                future.set_result(None)
+
+    async def caller(count: int) -> None:
+        for _ in range(count):
+            request_id = next(ids)
+            waiting[request_id] = asyncio.get_running_loop().create_future()
+            await peer._send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "tools/call",
+                    "params": {"name": name, "arguments": arguments},
+                }
+            )
+            await waiting[request_id]
+
+    reader = asyncio.create_task(read())
+    started = time.perf_counter()
+    await asyncio.gather(*(caller(calls // CALLERS) for _ in range(CALLERS)))
+    elapsed = time.perf_counter() - started
+    reader.cancel()
+    return (calls // CALLERS) * CALLERS / elapsed
 
 
 def run(ctx: Context) -> SectionResult:
