@@ -461,14 +461,25 @@ class Proxy:
         return await self._gather(fetch)
 
     async def get_prompt(self, public: str, arguments: dict[str, str] | None) -> mt.GetPromptResult:
-        for downstream in self._running():
-            session = await downstream.ensure_started(self._tg)  # type: ignore[arg-type]
-            if not _capable(session, "prompts"):
-                continue
+        for downstream, session in await self._sessions("prompts"):
             for prompt in (await session.list_prompts()).prompts:
                 if public_name(downstream.name, prompt.name) == public:
                     return await session.get_prompt(prompt.name, arguments)
         raise KeyError(public)
+
+    async def _sessions(self, feature: str, first: str | None = None) -> list[tuple[Downstream, McpSession]]:
+        """The live sessions of servers that offer `feature` (`first` at the front); a dead one is skipped."""
+        await self.ready()
+        assert self._tg is not None, "the proxy is not running"
+        found: list[tuple[Downstream, McpSession]] = []
+        for downstream in sorted(self._running(), key=lambda d: d.name != first):
+            try:
+                session = await downstream.ensure_started(self._tg)
+            except DownstreamUnavailableError:
+                continue
+            if _capable(session, feature):
+                found.append((downstream, session))
+        return found
 
     async def list_resources(self) -> list[mt.Resource]:
         """Every downstream resource, URI unchanged, its name prefixed with its server's."""
@@ -494,14 +505,8 @@ class Proxy:
 
     async def read_resource(self, uri: str) -> mt.ReadResourceResult:
         """Read `uri` from the server that listed it, else from the first server that has it."""
-        await self.ready()
-        owner = self._resource_owner.get(uri)
-        candidates = sorted(self._running(), key=lambda d: d.name != owner)
         last: MCPError | None = None
-        for downstream in candidates:
-            session = await downstream.ensure_started(self._tg)  # type: ignore[arg-type]
-            if not _capable(session, "resources"):
-                continue
+        for _, session in await self._sessions("resources", first=self._resource_owner.get(uri)):
             try:
                 return mt.ReadResourceResult.model_validate(await session.read_resource(uri), from_attributes=True)
             except MCPError as exc:
