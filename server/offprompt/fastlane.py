@@ -293,6 +293,8 @@ class _Connection:
                 elif method == "notifications/cancelled" and lane.cancel(message):
                     continue
                 elif method == "tools/call" and not lane.proxy.is_ready:
+                    if _is_id(message.get("id")):
+                        self.sdk_requests.add(message["id"])  # in flight from now: a drain must wait for it
                     tg.start_soon(self._route_when_ready, message, tg)  # the downstreams are still starting
                     continue
                 route = lane.route(message)
@@ -303,8 +305,6 @@ class _Connection:
 
     async def _route_when_ready(self, message: dict[str, Any], tg: TaskGroup) -> None:
         assert self.lane is not None
-        if _is_id(message.get("id")):
-            self.sdk_requests.add(message["id"])  # counted as in flight while it waits
         await self.lane.proxy.ready()
         route = self.lane.route(message)
         if route is not None:
