@@ -34,8 +34,8 @@ from offprompt.artifacts import (
 from offprompt.catalog import Catalog, ItemRecord, NamespaceRecord
 from offprompt.dirlock import DirectoryLock
 from offprompt.errors import InvalidArgumentError, NotFoundError
-from offprompt.storage import ChromaLocation, ChromaTextStorage, FileBlobStorage, MemoryBlobStorage
-from offprompt.storage.base import Hit, LineMatch, Storage, TextStorage, Window
+from offprompt.storage import ChromaLocation, ChromaTextStorage, EmbeddingSpec, FileBlobStorage, MemoryBlobStorage
+from offprompt.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,8 @@ class MemorySettings:
     blobs: Literal["file", "memory"] = "file"
     ttl_seconds: float | None = 30 * 24 * 3600
     max_bytes: int | None = 2 * 1024**3
+    #: The embedding function that builds the memory's vectors; the bundled offline MiniLM by default.
+    embedding: EmbeddingSpec = field(default_factory=EmbeddingSpec)
 
     @property
     def directory(self) -> Path:
@@ -165,7 +167,7 @@ class TaskMemory:
             memory = cls(
                 settings.name,
                 Catalog(directory / "catalog.sqlite3"),
-                ChromaTextStorage(directory / "text", settings.name, location),
+                ChromaTextStorage(directory / "text", settings.name, location, settings.embedding),
                 blobs,
                 ttl_seconds=settings.ttl_seconds,
                 max_bytes=settings.max_bytes,
@@ -281,12 +283,18 @@ class TaskMemory:
         return self.text.window(namespace, item, offset, max_tokens)
 
     def query(
-        self, query: str, namespace: str | None = None, top_k: int = 5, owner: str | None = None
+        self,
+        query: str,
+        namespace: str | None = None,
+        top_k: int = 5,
+        owner: str | None = None,
+        mode: SearchMode = "hybrid",
     ) -> tuple[list[Hit], list[str]]:
-        """The best chunks for `query`, and the namespaces in scope that are still being indexed."""
+        """The best chunks for `query` in `mode` (hybrid, dense or lexical), and the namespaces in scope that
+        are not yet fully indexed for it."""
         scope = self._scope(namespace, owner)
-        hits = self.text.query(query, scope, top_k)
-        pending = self.text.pending()
+        hits = self.text.query(query, scope, top_k, mode)
+        pending = self.text.pending(mode)
         indexing = sorted(pending if scope is None else pending & set(scope))
         return hits, indexing
 

@@ -22,6 +22,7 @@ from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, 
 from offprompt.catalog import NamespaceRecord
 from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory import TaskMemory
+from offprompt.storage.base import SearchMode
 
 DEFAULT_WINDOW = 2000
 MAX_WINDOW = 20000
@@ -40,9 +41,16 @@ class LoadArgs(_Args):
 
 
 class QueryArgs(_Args):
-    query: str = Field(description="What you are looking for, in words: a question or a description.")
+    query: str = Field(
+        description="What you are looking for: a question, a description, or the exact names it involves."
+    )
     artifact_namespace: str | None = Field(default=None, description="Search only this output; omit to search all.")
     top_k: int = Field(default=5, ge=1, le=50, description="How many passages to return.")
+    mode: SearchMode = Field(
+        default="hybrid",
+        description="hybrid (best in general): meaning and exact words together; dense: by meaning only; "
+        "lexical: by the query's words and identifiers only.",
+    )
 
 
 class GrepArgs(_Args):
@@ -121,7 +129,7 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
 
 async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -> mt.CallToolResult:
     hits, indexing = await anyio.to_thread.run_sync(
-        memory.query, args.query, args.artifact_namespace, args.top_k, owner
+        memory.query, args.query, args.artifact_namespace, args.top_k, owner, args.mode
     )
     lines = [
         f"[{rank}] artifact_namespace {h.namespace} item {h.item} offset {h.offset} (score {h.score:.2f})\n{h.text}"
@@ -130,8 +138,9 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
     if not hits:
         lines.append("No passages found." if not indexing else "No passages found yet.")
     if indexing:
+        missing = "passages that match by meaning" if args.mode == "hybrid" else "passages"
         lines.append(
-            f"Still indexing: {', '.join(indexing)}. Its passages may be missing from these results; "
+            f"Still indexing: {', '.join(indexing)}. Its {missing} may be missing from these results; "
             "memory_grep and memory_load work on it already."
         )
     results = [
@@ -213,9 +222,11 @@ TOOLS: dict[str, MemoryTool] = {
         ),
         MemoryTool(
             "memory_query",
-            "Search stored tool outputs by meaning and get the best-matching passages, each with its "
-            "artifact_namespace and token offset (read around one with memory_load). Use it to find a fact in "
-            "a large stored output without reading all of it. For exact strings or identifiers use memory_grep.",
+            "Search stored tool outputs and get the passages that best answer a question, each with its "
+            "artifact_namespace and token offset (read around one with memory_load). It matches by meaning and "
+            "by exact words at once: a passage naming an identifier from the query (a function, error code, "
+            "path) comes first. Use it to find a fact in a large stored output without reading all of it; use "
+            "memory_grep to list every line that matches a pattern.",
             QueryArgs,
             memory_query,
         ),

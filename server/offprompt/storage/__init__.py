@@ -2,12 +2,14 @@
 
 from offprompt.storage.base import BlobStorage, StoredItem, TextStorage
 from offprompt.storage.blob import FileBlobStorage, MemoryBlobStorage
-from offprompt.storage.text import ChromaLocation, ChromaTextStorage
+from offprompt.storage.dense import ChromaLocation, EmbeddingSpec
+from offprompt.storage.text import ChromaTextStorage
 
 __all__ = [
     "BlobStorage",
     "ChromaLocation",
     "ChromaTextStorage",
+    "EmbeddingSpec",
     "FileBlobStorage",
     "MemoryBlobStorage",
     "StoredItem",

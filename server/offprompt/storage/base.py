@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from offprompt.artifacts import Artifact
+
+#: How `query` ranks: by meaning and words together, by meaning (embeddings) only, or by words (BM25) only.
+SearchMode = Literal["hybrid", "dense", "lexical"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,14 +75,20 @@ class TextStorage(Storage, Protocol):
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window: ...
 
-    def query(self, query: str, namespaces: Collection[str] | None, top_k: int) -> list[Hit]: ...
+    def query(
+        self,
+        query: str,
+        namespaces: Collection[str] | None,
+        top_k: int,
+        mode: SearchMode = "hybrid",
+    ) -> list[Hit]: ...
 
     def grep(
         self, pattern: str, namespaces: Sequence[tuple[str, int]], max_matches: int
     ) -> tuple[list[LineMatch], bool]: ...
 
-    def pending(self) -> set[str]:
-        """Namespaces whose chunks are not all searchable yet."""
+    def pending(self, mode: SearchMode = "hybrid") -> set[str]:
+        """Namespaces whose chunks are not all searchable yet in that mode."""
         ...
 
     def close(self) -> None: ...

@@ -1,14 +1,26 @@
-"""Text storage: the exact text on disk, its chunks in a Chroma collection.
+"""Text storage: the exact text on disk; its chunks in a lexical index (SQLite FTS5) and a dense one (Chroma).
 
 `store` writes the raw UTF-8 bytes and a token index (each token's byte
 offset) before it returns, so a reference is never handed out for text that
-could be lost. Chunking and embedding run on a background thread: a 1 MB text
-is about a minute of embedding on two cores. Until a namespace is fully
-indexed, `pending()` names it. Chunk ids are deterministic, so indexing that a
-restart interrupted is simply redone.
+could be lost, and it does nothing slower. Two background threads index it:
+the chunker cuts it along its structure (:mod:`offprompt.chunking`) and writes
+the chunks with their terms to the lexical index (a second or so for 1 MB);
+the embedder then embeds them into Chroma (about a minute for 1 MB on two
+cores). A query waits briefly for the chunker on the namespaces it searches,
+so a just-stored result is found by its words at once; until the embedder is
+done too, `pending()` names the namespace.
 
-Layout under `root`:  raw/{namespace}/{item}.txt  .idx (uint32 token offsets)
-.json (kind)  .indexed (marker), and chroma/ for a persistent collection.
+`query` ranks in one of three modes: `dense` (cosine similarity of the
+embeddings: finds paraphrases), `lexical` (BM25 over words and identifiers)
+or `hybrid` (both scores, normalised and combined: see :func:`_fuse`). In
+`lexical` and `hybrid`, a chunk that contains an identifier the query names
+(``ERR_CONN_RESET``, ``TimeoutExpired``, a path) ranks above every chunk that
+doesn't, as grep would find it.
+
+Layout under `root`: raw/{namespace}/{item}.txt .idx (uint32 token offsets)
+.json (kind, hint) .embedded (marker); lexical.sqlite3; chroma/ for a
+persistent collection; deleted.txt (namespaces to drop from Chroma when it
+opens).
 """
 
 from __future__ import annotations
@@ -19,65 +31,111 @@ import queue
 import re
 import shutil
 import threading
-import time
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Final, get_args
+
+import numpy as np
 
 from offprompt import chunking
 from offprompt.artifacts import Artifact
 from offprompt.errors import InvalidArgumentError, NotFoundError
-from offprompt.storage.base import Hit, LineMatch, StoredItem, Window
+from offprompt.storage.base import Hit, LineMatch, SearchMode, StoredItem, Window
 from offprompt.storage.blob import write_atomically
+from offprompt.storage.dense import ChromaLocation, DenseIndex, EmbeddingSpec, collection_name
+from offprompt.storage.lexical import ChunkRecord, LexicalIndex, identifiers
 from offprompt.tokens import TokenIndex, index_tokens
 
-if TYPE_CHECKING:
-    from chromadb.api.models.Collection import Collection as ChromaCollection
+__all__ = ["ChromaLocation", "ChromaTextStorage", "EmbeddingSpec", "collection_name", "searchable"]
 
 logger = logging.getLogger(__name__)
 
-EMBED_BATCH = 32
+MODES: Final = get_args(SearchMode)
+
+EMBED_BATCH: Final = 32
+#: Candidates each ranking contributes before fusion.
+CANDIDATES: Final = 50
+#: In hybrid mode, the weight of the normalised dense score; the lexical one gets the rest.
+DENSE_WEIGHT: Final = 0.5
+#: How long a query waits for just-stored text to reach the lexical index.
+CHUNKING_WAIT_SECONDS: Final = 10.0
 _OFFSET_BYTES = 4
 
 
 @dataclass(frozen=True, slots=True)
-class ChromaLocation:
-    """Where the chunk vectors live: a local directory, process memory, or a Chroma server."""
-
-    mode: Literal["persistent", "ephemeral", "http"] = "persistent"
-    path: Path | None = None
-    url: str | None = None
+class _Job:
+    namespace: str
+    item: int
+    fresh: bool  # stored by this process, so nothing of it is in the indexes yet
 
 
-def collection_name(memory_name: str) -> str:
-    """A valid Chroma collection name (3-512 of [a-zA-Z0-9._-], alphanumeric at both ends)."""
-    cleaned = re.sub(r"[^a-zA-Z0-9._-]", "-", f"offprompt-{memory_name}").strip("-._")
-    return cleaned[:512]
+@dataclass(slots=True)
+class _Candidate:
+    """A chunk one of the rankings found, with what fusion needs to know of it."""
+
+    record: ChunkRecord
+    scores: dict[str, float] = field(default_factory=dict)  # "lexical": BM25, "dense": cosine similarity
+    text: str = ""
+    named: int = 0  # how many of the query's identifiers it contains
+    score: float = 0.0
+
+
+def searchable(context: str, text: str) -> str:
+    """What a chunk is indexed as: its context line, then its text."""
+    return f"{context}\n{text}" if context else text
+
+
+def _fuse(candidates: Sequence[_Candidate]) -> None:
+    """Hybrid scores: a convex combination of the two scores, each normalised over the candidates.
+
+    BM25 is divided by the best BM25 (0 stays "no shared word"); similarity is min-max scaled, since cosine
+    values of one model crowd a narrow band. Unlike rank fusion, a clear winner of one ranking stays ahead of
+    chunks both rankings find middling.
+    """
+    top = max((c.scores.get("lexical", 0.0) for c in candidates), default=0.0)
+    similar = [c.scores["dense"] for c in candidates if "dense" in c.scores]
+    low, high = (min(similar), max(similar)) if similar else (0.0, 0.0)
+    for c in candidates:
+        lexical = c.scores.get("lexical", 0.0) / top if top > 0 else 0.0
+        dense = (c.scores["dense"] - low) / (high - low) if "dense" in c.scores and high > low else 0.0
+        c.score = DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical
 
 
 class ChromaTextStorage:
-    """Lossless text on disk plus a Chroma index of its chunks, built in the background."""
+    """Lossless text on disk, a lexical index and a Chroma index of its chunks, built in the background."""
 
-    def __init__(self, root: Path, memory_name: str, location: ChromaLocation) -> None:
+    def __init__(
+        self, root: Path, memory_name: str, location: ChromaLocation, embedding: EmbeddingSpec | None = None
+    ) -> None:
         self._raw = root / "raw"
         self._raw.mkdir(parents=True, exist_ok=True)
-        self._tombstones = root / "deleted.txt"
-        self._embed: Any = None
-        self._memory_name = memory_name
-        self._location = location
-        self._collection: ChromaCollection | None = None
-        self._client: Any = None
-        self._collection_lock = threading.Lock()
-        self._write_lock = threading.Lock()  # orders deletes against the indexer's writes
-        self._queue: queue.Queue[tuple[str, int] | None] = queue.Queue()
-        self._pending: dict[str, int] = {}
-        self._pending_lock = threading.Lock()
-        self._worker: threading.Thread | None = None
+        if location.mode == "persistent" and location.path is None:
+            location = ChromaLocation(mode="persistent", path=root / "chroma")
+        self._lexical = LexicalIndex(root / "lexical.sqlite3")
+        self._dense = DenseIndex(memory_name, location, embedding or EmbeddingSpec(), root / "deleted.txt")
+        self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
+        self._state = threading.Condition()  # guards the pending counts below
+        self._pending_lexical: dict[str, int] = {}
+        self._pending_dense: dict[str, int] = {}
+        self._chunk_queue: queue.Queue[_Job | None] = queue.Queue()
+        self._embed_queue: queue.Queue[_Job | None] = queue.Queue()
+        self._threads: list[threading.Thread] = []
         self._closed = False
-        for marker in self._raw.glob("*/*.json"):
-            if not marker.with_suffix(".indexed").exists():
-                self._enqueue(marker.parent.name, int(marker.stem))
+        self._recover()
+
+    def _recover(self) -> None:
+        """Finish the indexing that an earlier process left undone, and forget chunks of deleted texts."""
+        stored = self.namespaces()
+        for namespace in self._lexical.namespaces() - stored:
+            self._lexical.delete(namespace)
+        chunked = self._lexical.indexed()
+        for sidecar in sorted(self._raw.glob("*/*.json")):
+            job = _Job(sidecar.parent.name, int(sidecar.stem), fresh=False)
+            if (job.namespace, job.item) not in chunked:
+                self._enqueue(job)
+            elif not sidecar.with_suffix(".embedded").exists():
+                self._enqueue(job, chunk=False)
 
     # -- paths ---------------------------------------------------------------
 
@@ -97,8 +155,9 @@ class ChromaTextStorage:
         index = index_tokens(data)
         write_atomically(self._path(namespace, item, ".txt"), data)
         write_atomically(self._path(namespace, item, ".idx"), index.to_bytes())
-        write_atomically(self._path(namespace, item, ".json"), json.dumps({"kind": artifact.kind}).encode())
-        self._enqueue(namespace, item)
+        sidecar = {"kind": artifact.kind, "hint": _hint(artifact.meta)}
+        write_atomically(self._path(namespace, item, ".json"), json.dumps(sidecar).encode())
+        self._enqueue(_Job(namespace, item, fresh=True))
         return StoredItem(tokens=index.tokens, bytes=len(data))
 
     def load(self, namespace: str, item: int) -> bytes:
@@ -107,14 +166,12 @@ class ChromaTextStorage:
     def delete(self, namespace: str) -> None:
         with self._write_lock:
             shutil.rmtree(self._raw / namespace, ignore_errors=True)
-            with self._pending_lock:
-                self._pending.pop(namespace, None)
-            if self._collection is not None:
-                self._collection.delete(where={"namespace": namespace})
-            else:
-                # Opening Chroma costs a second; note the namespace and drop its chunks when it opens.
-                with open(self._tombstones, "a", encoding="utf-8") as f:
-                    f.write(namespace + "\n")
+            with self._state:
+                self._pending_lexical.pop(namespace, None)
+                self._pending_dense.pop(namespace, None)
+                self._state.notify_all()
+            self._lexical.delete(namespace)
+            self._dense.delete(namespace)
 
     def namespaces(self) -> set[str]:
         return {p.name for p in self._raw.iterdir() if p.is_dir()}
@@ -183,144 +240,229 @@ class ChromaTextStorage:
 
     # -- search --------------------------------------------------------------
 
-    def query(self, query: str, namespaces: Collection[str] | None, top_k: int) -> list[Hit]:
+    def query(
+        self, query: str, namespaces: Collection[str] | None, top_k: int, mode: SearchMode = "hybrid"
+    ) -> list[Hit]:
+        """The `top_k` chunks that best answer `query` in `mode`, best first."""
         if top_k <= 0:
             raise InvalidArgumentError(f"top_k must be at least 1, not {top_k}")
         if not query.strip():
             raise InvalidArgumentError("query is empty: say what you are looking for")
-        collection = self._get_collection()
-        where: dict[str, Any] | None = None
-        if namespaces is not None:
-            if not namespaces:
-                return []
-            where = {"namespace": {"$in": sorted(namespaces)}}
-        result = collection.query(
-            query_texts=[query], n_results=top_k, where=where, include=["documents", "metadatas", "distances"]
-        )
-        hits: list[Hit] = []
-        documents = (result.get("documents") or [[]])[0]
-        metadatas = (result.get("metadatas") or [[]])[0]
-        distances = (result.get("distances") or [[]])[0]
-        for doc, meta, distance in zip(documents, metadatas, distances, strict=True):
-            if not (self._raw / str(meta["namespace"])).exists():
-                continue  # deleted while its chunks were still being dropped
-            hits.append(
-                Hit(
-                    namespace=str(meta["namespace"]),
-                    item=int(meta["item"]),  # type: ignore[arg-type]
-                    offset=int(meta["offset"]),  # type: ignore[arg-type]
-                    score=round(1.0 - float(distance), 4),
-                    text=doc or "",
-                )
-            )
-        return hits
+        if mode not in MODES:
+            raise InvalidArgumentError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if namespaces is not None and not namespaces:
+            return []
+        depth = max(CANDIDATES, 2 * top_k)
+        candidates: dict[str, _Candidate] = {}
 
-    def pending(self) -> set[str]:
-        with self._pending_lock:
-            return {ns for ns, count in self._pending.items() if count > 0}
+        def collect(name: str, ranked: Sequence[tuple[ChunkRecord, float]], documents: Sequence[str] = ()) -> None:
+            for k, (record, score) in enumerate(ranked):
+                found = candidates.setdefault(record.id, _Candidate(record))
+                found.scores[name] = score
+                if record.start < 0 and k < len(documents):
+                    # A vector written without a span (by an earlier version, until it is re-embedded): the
+                    # document stored with it is its text.
+                    found.text = documents[k]
+
+        names: list[str] = []
+        if mode != "dense":
+            self.wait_chunked(namespaces, CHUNKING_WAIT_SECONDS)
+            collect("lexical", [(h.record, h.score) for h in self._lexical.search(query, namespaces, depth)])
+            names = identifiers(query)
+            if names:
+                # Chunks naming the identifiers, even where the query's other words would not rank them high.
+                named = self._lexical.search(query, namespaces, depth, require_any=names)
+                collect("lexical", [(h.record, h.score) for h in named])
+        vector: Sequence[float] | None = None
+        if mode != "lexical":
+            vector = self._dense.embed_query(chunking.for_embedding(query))
+            nearest = self._dense.search(vector, namespaces, depth)
+            collect("dense", [(r, score) for r, score, _ in nearest], [doc for _, _, doc in nearest])
+
+        self._read_texts(candidates)
+        found = [c for c in candidates.values() if c.text]
+        for c in found:
+            # Exact and case-sensitive, as grep matches: "JavaScript" in a question is not "libjavascriptcore".
+            c.named = sum(1 for name in names if name in c.text or name in c.record.context)
+        if mode == "hybrid":
+            self._complete(query, vector, found)
+            _fuse(found)
+        else:
+            for c in found:
+                c.score = c.scores.get(mode, 0.0)
+        best = sorted(found, key=lambda c: (c.named, c.score), reverse=True)[:top_k]
+        return [Hit(c.record.namespace, c.record.item, c.record.offset, round(c.score, 4), c.text) for c in best]
+
+    def _complete(self, query: str, vector: Sequence[float] | None, found: Sequence[_Candidate]) -> None:
+        """Give each candidate both scores: BM25 to those found by meaning, similarity to those found by words."""
+        lexical = self._lexical.scores(query, [c.record for c in found if "lexical" not in c.scores])
+        missing = [c.record for c in found if "dense" not in c.scores]
+        dense = self._dense.similarities(vector, missing) if vector is not None else {}
+        for c in found:
+            c.scores.setdefault("lexical", lexical.get(c.record.id, 0.0))
+            if c.record.id in dense:
+                c.scores["dense"] = dense[c.record.id]
+
+    def _read_texts(self, candidates: Mapping[str, _Candidate]) -> None:
+        """Each candidate's exact text from the raw file; a deleted one stays empty."""
+        by_file: dict[tuple[str, int], list[_Candidate]] = {}
+        for c in candidates.values():
+            by_file.setdefault((c.record.namespace, c.record.item), []).append(c)
+        for (namespace, item), found in by_file.items():
+            try:
+                with open(self._path(namespace, item, ".txt"), "rb") as f:
+                    for c in found:
+                        if c.record.start >= 0:
+                            f.seek(c.record.start)
+                            c.text = f.read(c.record.end - c.record.start).decode("utf-8", errors="replace")
+            except FileNotFoundError:
+                for c in found:
+                    c.text = ""  # deleted while its chunks were still being dropped
+
+    def _get_collection(self) -> Any:
+        """The Chroma collection (opened if need be); bench/vectors.py writes pre-computed vectors into it."""
+        return self._dense.open()
+
+    def pending(self, mode: SearchMode = "hybrid") -> set[str]:
+        """Namespaces not yet fully searchable in `mode`."""
+        with self._state:
+            counts = self._pending_lexical if mode == "lexical" else self._pending_dense
+            return {ns for ns, count in counts.items() if count > 0}
+
+    def wait_chunked(self, namespaces: Collection[str] | None, timeout: float) -> bool:
+        """Wait until these namespaces (None: all) are in the lexical index; False on timeout."""
+        scope = None if namespaces is None else set(namespaces)
+
+        def done() -> bool:
+            return self._closed or not any(
+                count > 0 and (scope is None or ns in scope) for ns, count in self._pending_lexical.items()
+            )
+
+        with self._state:
+            return self._state.wait_for(done, timeout)
 
     def wait_indexed(self, timeout: float | None = None) -> bool:
-        """Block until the background indexer has caught up; for tests and benchmarks."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.pending() and not self._closed:
-            if deadline is not None and time.monotonic() > deadline:
-                return False
-            time.sleep(0.05)
-        return True
+        """Block until the background indexers have caught up; for tests and benchmarks."""
+        with self._state:
+            return self._state.wait_for(
+                lambda: self._closed or not any(c > 0 for c in self._pending_dense.values()), timeout
+            )
 
     def close(self) -> None:
         self._closed = True
-        self._queue.put(None)
-        if self._worker is not None:
-            self._worker.join(timeout=10)
+        with self._state:
+            self._state.notify_all()
+        self._chunk_queue.put(None)
+        self._embed_queue.put(None)
+        for thread in self._threads:
+            thread.join(timeout=10)
+        if not any(t.is_alive() for t in self._threads):
+            self._lexical.close()
 
     # -- indexing ------------------------------------------------------------
 
-    def _get_collection(self) -> ChromaCollection:
-        with self._collection_lock:
-            if self._collection is None:
-                self._collection = self._open_collection()
-            return self._collection
+    def _enqueue(self, job: _Job, chunk: bool = True) -> None:
+        with self._state:
+            if chunk:
+                self._pending_lexical[job.namespace] = self._pending_lexical.get(job.namespace, 0) + 1
+            self._pending_dense[job.namespace] = self._pending_dense.get(job.namespace, 0) + 1
+            if not self._threads:
+                for name, run in (("offprompt-chunker", self._run_chunker), ("offprompt-embedder", self._run_embedder)):
+                    thread = threading.Thread(target=run, name=name, daemon=True)
+                    thread.start()
+                    self._threads.append(thread)
+        (self._chunk_queue if chunk else self._embed_queue).put(job)
 
-    def _open_collection(self) -> ChromaCollection:
-        import chromadb  # heavy: imported on first use, not at start-up
-        from chromadb.config import Settings
+    def _done(self, counts: dict[str, int], namespace: str) -> None:
+        with self._state:
+            if namespace in counts:
+                counts[namespace] -= 1
+            self._state.notify_all()
 
-        from offprompt.embedding import MiniLMEmbedding, chroma_embedding_function
-
-        settings = Settings(anonymized_telemetry=False, allow_reset=False)
-        name = collection_name(self._memory_name)
-        if self._location.mode == "http":
-            self._client = chromadb.HttpClient(host=self._location.url or "http://127.0.0.1:8000", settings=settings)
-        elif self._location.mode == "ephemeral":
-            # Ephemeral clients in one process share one store: keep each memory's collection apart.
-            self._client = chromadb.EphemeralClient(settings=settings)
-            name = f"{name}-{id(self)}"
-        else:
-            path = self._location.path or self._raw.parent / "chroma"
-            self._client = chromadb.PersistentClient(path=str(path), settings=settings)
-        self._embed = MiniLMEmbedding()
-        collection: ChromaCollection = self._client.get_or_create_collection(
-            name, embedding_function=chroma_embedding_function(), configuration={"hnsw": {"space": "cosine"}}
-        )
-        if self._tombstones.exists():
-            for namespace in set(self._tombstones.read_text(encoding="utf-8").split()):
-                collection.delete(where={"namespace": namespace})
-            self._tombstones.unlink()
-        return collection
-
-    def _enqueue(self, namespace: str, item: int) -> None:
-        with self._pending_lock:
-            self._pending[namespace] = self._pending.get(namespace, 0) + 1
-            if self._worker is None:
-                self._worker = threading.Thread(target=self._run_indexer, name="offprompt-indexer", daemon=True)
-                self._worker.start()
-        self._queue.put((namespace, item))
-
-    def _run_indexer(self) -> None:
-        while (job := self._queue.get()) is not None:
-            namespace, item = job
+    def _run_chunker(self) -> None:
+        while (job := self._chunk_queue.get()) is not None:
+            chunked = False
             try:
-                self._index(namespace, item)
+                chunked = self._chunk(job)
             except Exception:
-                logger.exception(
-                    "indexing item %s of %s failed; it stays readable but is not searchable", item, namespace
-                )
+                logger.exception("chunking item %s of %s failed; it stays readable but is not searchable", *_at(job))
             finally:
-                with self._pending_lock:
-                    if namespace in self._pending:
-                        self._pending[namespace] -= 1
+                self._done(self._pending_lexical, job.namespace)
+            if chunked:
+                self._embed_queue.put(job)
+            else:
+                self._done(self._pending_dense, job.namespace)
 
-    def _index(self, namespace: str, item: int) -> None:
+    def _run_embedder(self) -> None:
+        while (job := self._embed_queue.get()) is not None:
+            try:
+                self._embed(job)
+            except Exception:
+                logger.exception("embedding item %s of %s failed; it is searchable by its words only", *_at(job))
+            finally:
+                self._done(self._pending_dense, job.namespace)
+
+    def _chunk(self, job: _Job) -> bool:
+        """Cut the item into chunks and put them in the lexical index; False if it was deleted meanwhile."""
         try:
-            data = self._path(namespace, item, ".txt").read_bytes()
-            index = TokenIndex.from_bytes(self._path(namespace, item, ".idx").read_bytes())
-            kind = json.loads(self._path(namespace, item, ".json").read_bytes())["kind"]
+            data = self._path(job.namespace, job.item, ".txt").read_bytes()
+            offsets = TokenIndex.from_bytes(self._path(job.namespace, job.item, ".idx").read_bytes()).offsets
+            sidecar = json.loads(self._path(job.namespace, job.item, ".json").read_bytes())
+        except FileNotFoundError:
+            return False
+        chunks = chunking.chunk(data, sidecar["kind"], sidecar.get("hint", ""))
+        starts = np.asarray([c.start for c in chunks], dtype=np.int64)
+        first_tokens = (np.maximum(np.searchsorted(offsets, starts, side="right") - 1, 0)).tolist()
+        records = [
+            ChunkRecord(job.namespace, job.item, n, c.start, c.end, int(first_tokens[n]), c.context)
+            for n, c in enumerate(chunks)
+        ]
+        texts = [data[c.start : c.end].decode("utf-8") for c in chunks]
+        titles = [f"{c.context}\n{c.titles}" for c in chunks]
+        with self._write_lock:
+            if not self._path(job.namespace, job.item, ".txt").exists():
+                return False
+            self._lexical.add(job.namespace, job.item, records, texts, titles)
+        return True
+
+    def _embed(self, job: _Job) -> None:
+        try:
+            data = self._path(job.namespace, job.item, ".txt").read_bytes()
         except FileNotFoundError:
             return  # deleted before its turn
-        spans = chunking.chunk(data, index, kind)
-        collection = self._get_collection()
-        for first in range(0, len(spans), EMBED_BATCH):
+        records = self._lexical.chunks(job.namespace, job.item)
+        if not job.fresh:
+            self._dense.delete_item(job.namespace, job.item)  # vectors of an earlier run or chunking
+        for first in range(0, len(records), EMBED_BATCH):
             if self._closed:
                 return
-            batch = spans[first : first + EMBED_BATCH]
-            documents = [data[a:b].decode("utf-8") for a, b in batch]
-            embeddings = self._embed.embed(documents)  # outside the write lock: it is the slow part
+            batch = records[first : first + EMBED_BATCH]
+            documents = [data[r.start : r.end].decode("utf-8") for r in batch]
+            # Outside the write lock: embedding is the slow part.
+            vectors = self._dense.embed(
+                [chunking.for_embedding(searchable(r.context, d)) for r, d in zip(batch, documents, strict=True)]
+            )
             with self._write_lock:
-                if not self._path(namespace, item, ".txt").exists():
+                if not self._path(job.namespace, job.item, ".txt").exists():
                     return
-                collection.upsert(
-                    ids=[f"{namespace}:{item}:{first + i}" for i in range(len(batch))],
-                    documents=documents,
-                    embeddings=embeddings,
-                    metadatas=[
-                        {"namespace": namespace, "item": item, "chunk": first + i, "offset": index.token_at(a)}
-                        for i, (a, _) in enumerate(batch)
-                    ],
-                )
+                self._dense.upsert(batch, documents, vectors)
         with self._write_lock:
-            if self._path(namespace, item, ".txt").exists():
-                write_atomically(self._path(namespace, item, ".indexed"), b"")
+            if self._path(job.namespace, job.item, ".txt").exists():
+                write_atomically(self._path(job.namespace, job.item, ".embedded"), b"")
+
+
+def _at(job: _Job) -> tuple[int, str]:
+    return job.item, job.namespace
+
+
+def _hint(meta: Mapping[str, Any]) -> str:
+    """A file name or MIME type the MCP block carried, which tells the chunker what the text is."""
+    mcp = meta.get("mcp")
+    if not isinstance(mcp, dict):
+        return ""
+    resource = mcp.get("resource")
+    fields = resource if isinstance(resource, dict) else mcp
+    return " ".join(str(fields[k]) for k in ("uri", "mimeType") if isinstance(fields.get(k), str))
 
 
 def _read_offset(f: Any, token: int) -> int:

@@ -1,0 +1,287 @@
+"""Retrieval eval: does `memory_query` return the passage that answers the question?
+
+Stores each document of data/docs/ in a fresh memory the way a tool result
+arrives (one MCP text block: the JSON documents become JSON artifacts), times
+the indexing, then asks every question of data/qa.jsonl in each mode
+(`dense`, `lexical`, `hybrid`): scoped to its document's namespace, as a model
+holding the reference asks, and over the whole memory (all eight documents).
+
+A returned chunk is a hit when it belongs to the question's document and its
+byte span covers at least half of the bytes of the answer passage (the
+`answer` field, an exact substring that occurs once in the document). The
+JSON output also counts the stricter rule "covers the whole passage".
+
+Reported: recall@1, recall@5 and MRR@10 (reciprocal rank of the first hit in
+the top 10, 0 if none) per mode, per document kind, and indexing time.
+
+Usage: .venv/bin/python bench/retrieval/eval.py [--out bench/results/retrieval.json] [--data-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mcp_types as mt
+
+from offprompt.artifacts import from_block
+from offprompt.chunking import chunk
+from offprompt.memory import MemorySettings, TaskMemory
+from offprompt.storage.base import Hit
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+RESULTS = HERE.parent / "results" / "retrieval.json"
+MODES = ("dense", "lexical", "hybrid")
+KINDS = ("code", "prose", "logs", "json")
+TOP_K = 10
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    doc: str
+    kind: str
+    type: str
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Doc:
+    name: str
+    data: bytes
+    namespace: str
+    offsets: Any  # the token index: hit offsets are tokens
+
+
+def load_questions() -> list[Question]:
+    lines = (DATA / "qa.jsonl").read_text(encoding="utf-8").splitlines()
+    return [Question(**json.loads(line)) for line in lines if line.strip()]
+
+
+def hit_span(doc: Doc, hit: Hit) -> tuple[int, int]:
+    """The byte span of a returned chunk: its text, found where its first token starts."""
+    raw = hit.text.encode("utf-8")
+    start = doc.data.find(raw, int(doc.offsets[hit.offset]))
+    if start < 0:
+        raise AssertionError(f"a hit's text is not in {doc.name} at token {hit.offset}")
+    return start, start + len(raw)
+
+
+def judge(doc: Doc, answer: tuple[int, int], hits: list[Hit]) -> tuple[int | None, int | None]:
+    """1-based rank of the first hit covering most of the answer, and of the first covering all of it."""
+    return judge_spans(answer, [hit_span(doc, h) if h.namespace == doc.namespace else (0, 0) for h in hits])
+
+
+def judge_spans(answer: tuple[int, int], spans: list[tuple[int, int]]) -> tuple[int | None, int | None]:
+    most = whole = None
+    a, b = answer
+    for rank, (s, e) in enumerate(spans, start=1):
+        covered = max(0, min(b, e) - max(a, s))
+        if most is None and 2 * covered >= b - a:
+            most = rank
+        if whole is None and covered == b - a:
+            whole = rank
+    return most, whole
+
+
+def metrics(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks)
+    return {
+        "recall@1": sum(1 for r in ranks if r == 1) / n,
+        "recall@5": sum(1 for r in ranks if r is not None and r <= 5) / n,
+        "mrr@10": sum(1 / r for r in ranks if r is not None and r <= 10) / n,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the JSON results")
+    parser.add_argument("--data-dir", type=Path, help="memory directory (default: a temporary one)")
+    parser.add_argument(
+        "--no-baseline", action="store_true", help="skip the fixed 200-token chunks the issue started from"
+    )
+    args = parser.parse_args()
+
+    questions = load_questions()
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = MemorySettings(name="retrieval-eval", data_dir=args.data_dir or Path(tmp))
+        memory = TaskMemory.open(settings)
+        try:
+            docs, indexing = index(memory, sorted({q.doc for q in questions}))
+            answers = run(memory, docs, questions)
+        finally:
+            memory.close()
+        baselines = {} if args.no_baseline else baseline(docs, questions, Path(tmp))
+    report = summarise(questions, answers, indexing)
+    report["baseline"] = baselines
+    print_report(report)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+def index(memory: TaskMemory, names: list[str]) -> tuple[dict[str, Doc], dict[str, Any]]:
+    docs: dict[str, Doc] = {}
+    store_ms: dict[str, float] = {}
+    started = time.perf_counter()
+    for name in names:
+        data = (DATA / name).read_bytes()
+        artifact = from_block(mt.TextContent(text=data.decode("utf-8")))
+        t0 = time.perf_counter()
+        ref = memory.store([artifact], tool="bench.read_file", arguments={"path": name})
+        store_ms[name] = (time.perf_counter() - t0) * 1000
+        docs[name] = Doc(name, data, ref.namespace, memory.text.token_index(ref.namespace, 0).offsets)  # type: ignore[attr-defined]
+    text = memory.text
+    assert text.wait_chunked(None, 600)  # type: ignore[attr-defined]
+    lexical_ready = time.perf_counter() - started
+    assert text.wait_indexed(timeout=3600)  # type: ignore[attr-defined]
+    embedded = time.perf_counter() - started
+    per_doc = {}
+    for name, doc in docs.items():
+        kind = "json" if name.endswith(".json") else "text"
+        chunks = chunk(doc.data, kind)
+        per_doc[name] = {"bytes": len(doc.data), "chunks": len(chunks), "store_ms": round(store_ms[name], 1)}
+    total_chunks = sum(d["chunks"] for d in per_doc.values())
+    return docs, {
+        "documents": len(docs),
+        "bytes": sum(len(d.data) for d in docs.values()),
+        "chunks": total_chunks,
+        "store_ms_total": round(sum(store_ms.values()), 1),
+        "lexical_ready_s": round(lexical_ready, 2),
+        "fully_indexed_s": round(embedded, 2),
+        "chunks_per_s": round(total_chunks / embedded, 1),
+        "per_document": per_doc,
+    }
+
+
+def run(memory: TaskMemory, docs: dict[str, Doc], questions: list[Question]) -> list[dict[str, Any]]:
+    answers: list[dict[str, Any]] = []
+    for q in questions:
+        doc = docs[q.doc]
+        a = doc.data.find(q.answer.encode("utf-8"))
+        span = (a, a + len(q.answer.encode("utf-8")))
+        row: dict[str, Any] = {"id": q.id, "kind": q.kind, "type": q.type}
+        for scope in ("document", "memory"):
+            for mode in MODES:
+                t0 = time.perf_counter()
+                hits, _ = memory.query(q.question, doc.namespace if scope == "document" else None, TOP_K, mode=mode)
+                ms = (time.perf_counter() - t0) * 1000
+                most, whole = judge(doc, span, hits)
+                row[f"{scope}/{mode}"] = {"rank": most, "rank_whole": whole, "ms": round(ms, 2)}
+        answers.append(row)
+    return answers
+
+
+def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict[str, Any]:
+    """Where the issue started: fixed 200-token windows, ranked by the same MiniLM's cosine, or by BM25."""
+    from offprompt.embedding import MiniLMEmbedding
+    from offprompt.storage.lexical import ChunkRecord, LexicalIndex
+
+    model = MiniLMEmbedding()
+    lexical = LexicalIndex(tmp / "baseline-lexical.sqlite3")
+    ranks: dict[str, list[int | None]] = {"dense": [], "lexical": []}
+    started = time.perf_counter()
+    windows: dict[str, tuple[list[tuple[int, int]], Any]] = {}
+    for name, doc in docs.items():
+        cuts = [int(o) for o in doc.offsets[::200]] + [len(doc.data)]
+        spans = [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
+        texts = [doc.data[a:b].decode("utf-8") for a, b in spans]
+        records = [ChunkRecord(name, 0, n, a, b, 0, "") for n, (a, b) in enumerate(spans)]
+        lexical.add(name, 0, records, texts, [""] * len(texts))
+        windows[name] = (spans, model.embed(texts))
+    seconds = time.perf_counter() - started
+    for q in questions:
+        spans, vectors = windows[q.doc]
+        data = docs[q.doc].data
+        a = data.find(q.answer.encode("utf-8"))
+        answer = (a, a + len(q.answer.encode("utf-8")))
+        nearest = (vectors @ model.embed([q.question])[0]).argsort()[::-1][:TOP_K]
+        ranks["dense"].append(judge_spans(answer, [spans[i] for i in nearest])[0])
+        found = lexical.search(q.question, [q.doc], TOP_K)
+        ranks["lexical"].append(judge_spans(answer, [(h.record.start, h.record.end) for h in found])[0])
+    lexical.close()
+    chunks = sum(len(spans) for spans, _ in windows.values())
+    return {
+        "chunks": chunks,
+        "indexing_s": round(seconds, 2),
+        **{f"fixed-200/{mode}": metrics(r) for mode, r in ranks.items()},
+        "ranks": {q.id: {mode: r[n] for mode, r in ranks.items()} for n, q in enumerate(questions)},
+    }
+
+
+def summarise(questions: list[Question], answers: list[dict[str, Any]], indexing: dict[str, Any]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for scope in ("document", "memory"):
+        for mode in MODES:
+            key = f"{scope}/{mode}"
+            ranks = [a[key]["rank"] for a in answers]
+            entry: dict[str, Any] = metrics(ranks)
+            entry["strict"] = metrics([a[key]["rank_whole"] for a in answers])
+            entry["query_ms_p50"] = round(statistics.median(a[key]["ms"] for a in answers), 2)
+            by: dict[str, list[int | None]] = defaultdict(list)
+            for a in answers:
+                by[a["kind"]].append(a[key]["rank"])
+                by[a["type"]].append(a[key]["rank"])
+            entry["by"] = {k: metrics(v) for k, v in sorted(by.items())}
+            entry["missed@5"] = [a["id"] for a in answers if a[key]["rank"] is None or a[key]["rank"] > 5]
+            results[key] = entry
+    return {
+        "questions": len(questions),
+        "hit_rule": "a returned chunk of the right document covers at least half of the answer passage's bytes",
+        "machine": {"python": platform.python_version(), "platform": platform.platform()},
+        "indexing": indexing,
+        "results": results,
+        "answers": answers,
+    }
+
+
+def print_report(report: dict[str, Any]) -> None:
+    ix = report["indexing"]
+    print(
+        f"{report['questions']} questions over {ix['documents']} documents ({ix['bytes']:,} bytes, "
+        f"{ix['chunks']:,} chunks)"
+    )
+    print(
+        f"indexing: store {ix['store_ms_total']:.0f} ms in all; searchable by words after "
+        f"{ix['lexical_ready_s']:.1f} s, fully embedded after {ix['fully_indexed_s']:.1f} s "
+        f"({ix['chunks_per_s']:.1f} chunks/s)"
+    )
+    for scope, title in (("document", "within the document's namespace"), ("memory", "over the whole memory")):
+        print(f"\n{title}:")
+        print(f"| mode | recall@1 | recall@5 | MRR@10 | {' | '.join(f'R@5 {k}' for k in KINDS)} | query p50 |")
+        print("| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in KINDS) + " | ---: |")
+        for mode in MODES:
+            r = report["results"][f"{scope}/{mode}"]
+            kinds = " | ".join(f"{r['by'][k]['recall@5']:.2f}" for k in KINDS)
+            print(
+                f"| {mode} | {r['recall@1']:.3f} | {r['recall@5']:.3f} | {r['mrr@10']:.3f} | {kinds} | "
+                f"{r['query_ms_p50']:.0f} ms |"
+            )
+        for mode in MODES:
+            missed = report["results"][f"{scope}/{mode}"]["missed@5"]
+            print(f"  {mode} misses @5: {', '.join(missed) or 'none'}")
+    base = report.get("baseline")
+    if base:
+        size = f"{base['chunks']:,} chunks, embedded in {base['indexing_s']:.1f} s"
+        print(f"\nbaseline, fixed 200-token windows ({size}), within the document:")
+        print("| ranking | recall@1 | recall@5 | MRR@10 |\n| --- | ---: | ---: | ---: |")
+        for mode, label in (("dense", "MiniLM cosine"), ("lexical", "BM25")):
+            r = base[f"fixed-200/{mode}"]
+            print(f"| {label} | {r['recall@1']:.3f} | {r['recall@5']:.3f} | {r['mrr@10']:.3f} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
