@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import random
 from typing import Any
 
@@ -10,7 +11,7 @@ import mcp_types as mt
 import pytest
 from mcp import Client
 
-from offprompt.artifacts import ImageArtifact, JsonArtifact, TextArtifact
+from offprompt.artifacts import ImageArtifact, JsonArtifact, TextArtifact, from_result
 from offprompt.memory import TaskMemory
 from offprompt.tokens import count_tokens
 
@@ -198,3 +199,15 @@ async def test_bad_input_is_an_error_that_says_what_to_do(
     assert result.is_error
     assert says in text_of(result)
     assert await read_back(client, ref.namespace) == "keep me " * 100  # nothing lost
+
+
+async def test_structured_content_that_repeats_the_text_is_kept_but_searched_once(
+    memory: TaskMemory, client: Client
+) -> None:
+    body = "".join(f"line {i}: ERR_DISK_FULL on volume {i}\n" for i in range(300))
+    result = mt.CallToolResult(content=[mt.TextContent(text=body)], structured_content={"result": body})
+    ref = memory.store(from_result(result), tool="logs.read")
+    assert ref.record.kinds == ["text", "json"]
+    assert await read_back(client, ref.namespace, item=1) == json.dumps({"result": body}, ensure_ascii=False)
+    grep = await client.call_tool("memory_grep", {"pattern": "volume 7$", "artifact_namespace": ref.namespace})
+    assert [(m["item"], m["line"]) for m in meta(grep)["matches"]] == [(0, 8)]

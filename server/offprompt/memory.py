@@ -22,6 +22,7 @@ import platformdirs
 
 from offprompt.artifacts import (
     KINDS,
+    STRUCTURED,
     TEXT_KINDS,
     Artifact,
     BlobArtifact,
@@ -211,7 +212,14 @@ class TaskMemory:
         items: list[ItemRecord] = []
         try:
             for position, artifact in enumerate(flat):
-                stored = self.storage_for(artifact).store(namespace, position, artifact)
+                meta = dict(artifact.meta)
+                copy_of = _copy_of(artifact, flat[:position])
+                if copy_of is not None:
+                    # structuredContent that repeats a text block: kept (lossless) but not indexed or grepped twice.
+                    meta[DUPLICATE_OF] = copy_of
+                    stored = self.text.store(namespace, position, artifact, searchable=False)
+                else:
+                    stored = self.storage_for(artifact).store(namespace, position, artifact)
                 items.append(
                     ItemRecord(
                         item=position,
@@ -220,7 +228,7 @@ class TaskMemory:
                         mime_type=artifact.mime_type if isinstance(artifact, BlobArtifact) else None,
                         tokens=stored.tokens,
                         bytes=stored.bytes,
-                        meta=dict(artifact.meta),
+                        meta=meta,
                     )
                 )
             now = time.time()
@@ -302,7 +310,12 @@ class TaskMemory:
         self, pattern: str, namespace: str | None = None, max_matches: int = 50, owner: str | None = None
     ) -> tuple[list[LineMatch], bool]:
         records = [self.get(namespace, owner)] if namespace else self.catalog.newest(owner=owner)
-        texts = [(r.namespace, i.item) for r in records for i in r.items if i.kind in TEXT_KINDS]
+        texts = [
+            (r.namespace, i.item)
+            for r in records
+            for i in r.items
+            if i.kind in TEXT_KINDS and DUPLICATE_OF not in i.meta
+        ]
         return self.text.grep(pattern, texts, max_matches)
 
     def list(self, limit: int = 50, owner: str | None = None) -> list[NamespaceRecord]:
@@ -353,6 +366,24 @@ class TaskMemory:
             for namespace in storage.namespaces():
                 if self.catalog.get(namespace) is None:
                     storage.delete(namespace)
+
+
+DUPLICATE_OF = "offprompt_copy_of"
+"""Item meta key: this item repeats an earlier one (the SDKs send structuredContent beside its text)."""
+
+
+def _copy_of(artifact: Artifact, earlier: Sequence[Artifact]) -> int | None:
+    """The earlier item a structuredContent artifact repeats, if it does: `{"result": text}`, or the same JSON."""
+    if not (isinstance(artifact, JsonArtifact) and artifact.meta.get("mcp", {}).get("type") == STRUCTURED):
+        return None
+    value = artifact.value
+    strings = [v for v in value.values() if isinstance(v, str)] if isinstance(value, dict) else []
+    for position, other in enumerate(earlier):
+        if isinstance(other, JsonArtifact) and other.value == value:
+            return position
+        if type(other) is TextArtifact and other.value in strings:
+            return position
+    return None
 
 
 def _base_type(cls: type[Artifact]) -> type[Artifact]:

@@ -73,6 +73,8 @@ class BlobStorage(Storage, Protocol):
 class TextStorage(Storage, Protocol):
     """Text payloads, readable by token window and searchable."""
 
+    def store(self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True) -> StoredItem: ...
+
     def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window: ...
 
     def query(

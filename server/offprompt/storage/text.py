@@ -25,11 +25,14 @@ opens).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import queue
 import re
 import shutil
+import sys
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +56,7 @@ logger = logging.getLogger(__name__)
 
 MODES: Final = get_args(SearchMode)
 
+INDEXER_NICENESS = 10
 EMBED_BATCH: Final = 32
 #: Candidates each ranking contributes before fusion.
 CANDIDATES: Final = 50
@@ -131,6 +135,8 @@ class ChromaTextStorage:
             self._lexical.delete(namespace)
         chunked = self._lexical.indexed()
         for sidecar in sorted(self._raw.glob("*/*.json")):
+            if not json.loads(sidecar.read_bytes()).get("searchable", True):
+                continue
             job = _Job(sidecar.parent.name, int(sidecar.stem), fresh=False)
             if (job.namespace, job.item) not in chunked:
                 self._enqueue(job)
@@ -150,14 +156,16 @@ class ChromaTextStorage:
 
     # -- Storage -------------------------------------------------------------
 
-    def store(self, namespace: str, item: int, artifact: Artifact) -> StoredItem:
+    def store(self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True) -> StoredItem:
+        """Write the text and its token index; chunk and embed it later unless it is not `searchable`."""
         data = artifact.to_text().encode("utf-8")
         index = index_tokens(data)
         write_atomically(self._path(namespace, item, ".txt"), data)
         write_atomically(self._path(namespace, item, ".idx"), index.to_bytes())
-        sidecar = {"kind": artifact.kind, "hint": _hint(artifact.meta)}
+        sidecar = {"kind": artifact.kind, "hint": _hint(artifact.meta), "searchable": searchable}
         write_atomically(self._path(namespace, item, ".json"), json.dumps(sidecar).encode())
-        self._enqueue(_Job(namespace, item, fresh=True))
+        if searchable:
+            self._enqueue(_Job(namespace, item, fresh=True))
         return StoredItem(tokens=index.tokens, bytes=len(data))
 
     def load(self, namespace: str, item: int) -> bytes:
@@ -380,6 +388,7 @@ class ChromaTextStorage:
             self._state.notify_all()
 
     def _run_chunker(self) -> None:
+        _lower_priority()
         while (job := self._chunk_queue.get()) is not None:
             chunked = False
             try:
@@ -394,6 +403,7 @@ class ChromaTextStorage:
                 self._done(self._pending_dense, job.namespace)
 
     def _run_embedder(self) -> None:
+        _lower_priority()
         while (job := self._embed_queue.get()) is not None:
             try:
                 self._embed(job)
@@ -480,3 +490,10 @@ def _excerpt(line: str, start: int, end: int) -> str:
     margin = max((MAX_LINE_CHARS - (end - start)) // 2, 40)
     a, b = max(start - margin, 0), min(end + margin, len(line))
     return ("…" if a > 0 else "") + line[a:b] + ("…" if b < len(line) else "")
+
+
+def _lower_priority() -> None:
+    """Indexing yields the CPU to the calls the model is waiting for (Linux sets niceness per thread)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), INDEXER_NICENESS)
