@@ -536,3 +536,14 @@ def test_comments_and_line_numbers_survive_jsonc(tmp_path: Path) -> None:
     )
     problem = load_config(path, check_paths=False).problems["s"]
     assert problem.startswith(f"{path}:4: mcpServers.s: has both command")
+
+
+def test_the_embedding_function_is_chosen_in_the_offprompt_block() -> None:
+    loaded = parse_config(
+        {"offprompt": {"embedding": {"name": "ollama", "config": {"model_name": "nomic-embed-text"}}}, "mcpServers": {}}
+    )
+    assert loaded.settings.embedding.name == "ollama"
+    assert loaded.settings.embedding.config == {"model_name": "nomic-embed-text"}
+    assert parse_config({"mcpServers": {}}).settings.embedding.name == "offprompt-minilm-int8"
+    with pytest.raises(ConfigError, match="embedding.nmae"):
+        parse_config({"offprompt": {"embedding": {"nmae": "x"}}, "mcpServers": {}})

@@ -17,6 +17,7 @@ from offprompt import __version__, tokens
 from offprompt.config import LoadedConfig, OffpromptSettings, StdioServer, load_config
 from offprompt.errors import ConfigError, OffpromptError
 from offprompt.memory import MemorySettings, TaskMemory, default_data_dir
+from offprompt.storage import EmbeddingSpec
 from offprompt.transports import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
 
 logger = logging.getLogger("offprompt")
@@ -50,6 +51,7 @@ def memory_settings(settings: OffpromptSettings) -> MemorySettings:
         chroma_url=settings.chroma.url,
         ttl_seconds=settings.ttl_days * 86400 if settings.ttl_days else None,
         max_bytes=settings.max_bytes,
+        embedding=EmbeddingSpec(settings.embedding.name, dict(settings.embedding.config)),
     )
 
 

@@ -105,6 +105,15 @@ class ChromaSettings(BaseModel):
         return self
 
 
+class EmbeddingSettings(BaseModel):
+    """Which embedding function builds the memory's vectors: a name Chroma knows, and its config."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(default="offprompt-minilm-int8", min_length=1)  # the bundled offline model
+    config: dict[str, Any] = Field(default_factory=dict)  # what that function's build_from_config reads
+
+
 class OffpromptSettings(BaseModel):
     """The `offprompt` block: offprompt's own settings. Every key is optional."""
 
@@ -119,6 +128,7 @@ class OffpromptSettings(BaseModel):
     ttl_days: float | None = Field(default=30, gt=0)  # None: keep forever
     max_bytes: int | None = Field(default=2 * 1024**3, gt=0)  # quota of one memory; None: no quota
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
 
     _resolve_data_dir = field_validator("data_dir")(_resolve_path)
 
