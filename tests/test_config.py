@@ -545,5 +545,5 @@ def test_the_embedding_function_is_chosen_in_the_offprompt_block() -> None:
     assert loaded.settings.embedding.name == "ollama"
     assert loaded.settings.embedding.config == {"model_name": "nomic-embed-text"}
     assert parse_config({"mcpServers": {}}).settings.embedding.name == "offprompt-minilm-int8"
-    with pytest.raises(ConfigError, match="embedding.nmae"):
+    with pytest.raises(ConfigError, match=r"embedding\.nmae"):
         parse_config({"offprompt": {"embedding": {"nmae": "x"}}, "mcpServers": {}})
