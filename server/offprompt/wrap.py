@@ -22,6 +22,7 @@ import mcp_types as mt
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from pydantic import BaseModel
 
+from offprompt import tokens
 from offprompt.errors import OffpromptError
 from offprompt.memory import MemorySettings, TaskMemory
 from offprompt.policy import OffPrompt, Thresholds, apply, decide
@@ -143,4 +144,6 @@ def wrap(
         source=getattr(server, "name", "server"),
     )
     server.middleware.append(middleware)
+    # The tokenizer tables load in the background, so the first large result does not wait for them.
+    threading.Thread(target=tokens.warm_up, name="offprompt-warm-up", daemon=True).start()
     return middleware
