@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
+
+import mcp_types as mt
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "bench" / "retrieval" / "data" / "docs"
@@ -33,3 +36,15 @@ def node_peer(script: str, *args: str) -> dict[str, object]:
 
         pytest.skip("npm peers not installed: run `npm ci --prefix tests/peers`")
     return {"command": "node", "args": [str(path), *args]}
+
+
+def meta(result: mt.CallToolResult) -> dict[str, Any]:
+    """The facts offprompt put in `_meta["offprompt"]` of a result."""
+    assert result.meta is not None
+    return dict(result.meta["offprompt"])
+
+
+def text_of(result: mt.CallToolResult, index: int = 0) -> str:
+    block = result.content[index]
+    assert isinstance(block, mt.TextContent)
+    return block.text

@@ -15,20 +15,9 @@ from offprompt.artifacts import ImageArtifact, JsonArtifact, TextArtifact, from_
 from offprompt.memory import TaskMemory
 from offprompt.tokens import count_tokens
 
-from .support import DOCS
+from .support import DOCS, meta, text_of
 
 pytestmark = pytest.mark.anyio
-
-
-def meta(result: mt.CallToolResult) -> dict[str, Any]:
-    assert result.meta is not None
-    return dict(result.meta["offprompt"])
-
-
-def text_of(result: mt.CallToolResult, index: int = 0) -> str:
-    block = result.content[index]
-    assert isinstance(block, mt.TextContent)
-    return block.text
 
 
 def one_megabyte_of_text() -> str:

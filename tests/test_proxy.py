@@ -27,6 +27,8 @@ from offprompt.memory import TaskMemory
 from offprompt.proxy import Proxy, public_name
 
 from .support import REPO, node_peer
+from .support import meta as offprompt_meta
+from .support import text_of as text
 
 pytestmark = pytest.mark.anyio
 
@@ -55,17 +57,6 @@ def same(a: mt.CallToolResult, b: mt.CallToolResult) -> None:
     assert a.is_error == b.is_error
     assert a.structured_content == b.structured_content
     assert [c.model_dump(by_alias=True) for c in a.content] == [c.model_dump(by_alias=True) for c in b.content]
-
-
-def offprompt_meta(result: mt.CallToolResult) -> dict[str, Any]:
-    assert result.meta is not None
-    return dict(result.meta["offprompt"])
-
-
-def text(result: mt.CallToolResult, index: int = 0) -> str:
-    block = result.content[index]
-    assert isinstance(block, mt.TextContent)
-    return block.text
 
 
 def counter(log: Path, **extra: Any) -> dict[str, Any]:

@@ -20,20 +20,9 @@ from offprompt.errors import ConfigError, IncompatibleStoreError
 from offprompt.memory import MemorySettings, TaskMemory
 from offprompt.storage import EmbeddingSpec
 
-from .support import DOCS
+from .support import DOCS, meta, text_of
 
 pytestmark = pytest.mark.anyio
-
-
-def meta(result: mt.CallToolResult) -> dict[str, Any]:
-    assert result.meta is not None
-    return dict(result.meta["offprompt"])
-
-
-def text_of(result: mt.CallToolResult, index: int = 0) -> str:
-    block = result.content[index]
-    assert isinstance(block, mt.TextContent)
-    return block.text
 
 
 async def query(client: Client, **arguments: Any) -> dict[str, Any]:

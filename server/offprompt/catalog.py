@@ -7,13 +7,12 @@ transaction with its items, so a namespace is either listed whole or not at all.
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from offprompt.sqlite_db import SqliteDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS namespaces (
@@ -77,25 +76,10 @@ class Catalog:
     """Namespace and item records in SQLite; safe to use from several threads."""
 
     def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(_SCHEMA)
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "foreign_keys = ON"))
 
     def add(self, record: NamespaceRecord) -> None:
-        with self._transaction() as db:
+        with self._sql.transaction() as db:
             db.execute(
                 "INSERT INTO namespaces VALUES (?, ?, ?, ?, ?, ?)",
                 (
@@ -125,8 +109,8 @@ class Catalog:
             )
 
     def get(self, namespace: str) -> NamespaceRecord | None:
-        with self._lock:
-            row = self._db.execute("SELECT * FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
+        with self._sql.lock:
+            row = self._sql.db.execute("SELECT * FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
             if row is None:
                 return None
             return self._record(row)
@@ -141,33 +125,32 @@ class Catalog:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        with self._lock:
-            return [self._record(row) for row in self._db.execute(sql, params).fetchall()]
+        with self._sql.lock:
+            return [self._record(row) for row in self._sql.db.execute(sql, params).fetchall()]
 
     def expired(self, now: float) -> list[str]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._sql.lock:
+            rows = self._sql.db.execute(
                 "SELECT namespace FROM namespaces WHERE expires IS NOT NULL AND expires <= ?", (now,)
             )
             return [r[0] for r in rows.fetchall()]
 
     def total_bytes(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COALESCE(SUM(bytes), 0) FROM items").fetchone()[0])
+        with self._sql.lock:
+            return int(self._sql.db.execute("SELECT COALESCE(SUM(bytes), 0) FROM items").fetchone()[0])
 
     def remove(self, namespace: str) -> None:
-        with self._transaction() as db:
+        with self._sql.transaction() as db:
             db.execute("DELETE FROM namespaces WHERE namespace = ?", (namespace,))
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._sql.close()
 
     def _record(self, row: tuple[Any, ...]) -> NamespaceRecord:
         namespace, tool, arguments, owner, created, expires = row
         items = tuple(
             ItemRecord(item=r[0], kind=r[1], name=r[2], mime_type=r[3], tokens=r[4], bytes=r[5], meta=json.loads(r[6]))
-            for r in self._db.execute(
+            for r in self._sql.db.execute(
                 "SELECT item, kind, name, mime_type, tokens, bytes, meta FROM items WHERE namespace = ? ORDER BY item",
                 (namespace,),
             ).fetchall()

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import threading
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from offprompt.sqlite_db import SqliteDb
 
 __all__ = ["ChunkRecord", "LexicalHit", "LexicalIndex", "identifiers", "terms"]
 
@@ -165,24 +165,7 @@ class LexicalIndex:
     """Chunks and their terms in one SQLite file; safe to use from several threads."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.executescript(_SCHEMA)
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "synchronous = NORMAL"))
 
     def add(
         self,
@@ -195,7 +178,7 @@ class LexicalIndex:
         """Index an item's chunks (replacing any earlier ones) by their text and their titles (context, headings,
         names), which weigh more."""
         rows = [(" ".join(terms(text)), " ".join(terms(title))) for text, title in zip(texts, titles, strict=True)]
-        with self._transaction() as db:
+        with self._sql.transaction() as db:
             self._drop(db, "namespace = ? AND item = ?", (namespace, item))
             for record, (body, title) in zip(chunks, rows, strict=True):
                 cursor = db.execute(
@@ -210,12 +193,12 @@ class LexicalIndex:
 
     def indexed(self) -> set[tuple[str, int]]:
         """The items whose chunks are all in the index."""
-        with self._lock:
-            return {(ns, int(item)) for ns, item in self._db.execute("SELECT namespace, item FROM items")}
+        with self._sql.lock:
+            return {(ns, int(item)) for ns, item in self._sql.db.execute("SELECT namespace, item FROM items")}
 
     def chunks(self, namespace: str, item: int) -> list[ChunkRecord]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._sql.lock:
+            rows = self._sql.db.execute(
                 f"SELECT {_COLUMNS} FROM chunks c WHERE c.namespace = ? AND c.item = ? ORDER BY c.chunk",
                 (namespace, item),
             ).fetchall()
@@ -242,8 +225,8 @@ class LexicalIndex:
             f"SELECT {_COLUMNS}, {_BM25} AS score FROM terms JOIN chunks c ON c.id = terms.rowid "
             "WHERE terms MATCH ? ORDER BY score LIMIT ?"
         )
-        with self._lock:
-            rows = self._db.execute(sql, (expression, limit)).fetchall()
+        with self._sql.lock:
+            rows = self._sql.db.execute(sql, (expression, limit)).fetchall()
         return [LexicalHit(ChunkRecord(*row[:7]), round(-float(row[7]), 4)) for row in rows]
 
     def scores(self, query: str, records: Sequence[ChunkRecord]) -> dict[str, float]:
@@ -252,10 +235,10 @@ class LexicalIndex:
         if not words or not records:
             return {}
         expression = "{body title} : (" + " OR ".join(f'"{w}"' for w in words) + ")"
-        with self._lock:
+        with self._sql.lock:
             ids: dict[int, str] = {}
             for r in records:
-                row = self._db.execute(
+                row = self._sql.db.execute(
                     "SELECT id FROM chunks WHERE namespace = ? AND item = ? AND chunk = ?",
                     (r.namespace, r.item, r.chunk),
                 ).fetchone()
@@ -264,20 +247,20 @@ class LexicalIndex:
             if not ids:
                 return {}
             marks = ",".join("?" * len(ids))
-            rows = self._db.execute(
+            rows = self._sql.db.execute(
                 f"SELECT rowid, {_BM25} FROM terms WHERE terms MATCH ? AND rowid IN ({marks})",
                 (expression, *ids),
             ).fetchall()
         return {ids[int(rowid)]: round(-float(score), 4) for rowid, score in rows}
 
     def delete(self, namespace: str) -> None:
-        with self._transaction() as db:
+        with self._sql.transaction() as db:
             self._drop(db, "namespace = ?", (namespace,))
             db.execute("DELETE FROM items WHERE namespace = ?", (namespace,))
 
     def namespaces(self) -> set[str]:
-        with self._lock:
-            return {ns for (ns,) in self._db.execute("SELECT DISTINCT namespace FROM chunks")}
+        with self._sql.lock:
+            return {ns for (ns,) in self._sql.db.execute("SELECT DISTINCT namespace FROM chunks")}
 
     @staticmethod
     def _drop(db: sqlite3.Connection, where: str, args: tuple[object, ...]) -> None:
@@ -285,5 +268,4 @@ class LexicalIndex:
         db.execute(f"DELETE FROM chunks WHERE {where}", args)
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._sql.close()

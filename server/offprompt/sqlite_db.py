@@ -1,0 +1,37 @@
+"""One SQLite connection shared by threads: the catalog and the lexical index both keep theirs this way."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+class SqliteDb:
+    """A connection in autocommit mode behind a lock; `transaction()` groups writes atomically."""
+
+    def __init__(self, path: Path, schema: str, pragmas: Iterable[str] = ("journal_mode = WAL",)) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.lock = threading.Lock()
+        with self.lock:
+            for pragma in pragmas:
+                self.db.execute(f"PRAGMA {pragma}")
+            self.db.executescript(schema)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
