@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 import anyio
 import mcp_types as mt
-from anyio.abc import Process, TaskGroup, TaskStatus
+from anyio.abc import TaskGroup, TaskStatus
 from mcp import ClientSession
 from mcp.client.session import IncomingMessage
 from mcp.shared.dispatcher import ProgressFnT
@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 from offprompt.config import HttpServer, ServerConfig, StdioServer
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.policy import OffPrompt
-from offprompt.stdio_session import RawProgress, StdioSession, close_process, open_process
+from offprompt.stdio_session import Process, RawProgress, StdioSession, close_process, open_process
 
 logger = logging.getLogger(__name__)
 

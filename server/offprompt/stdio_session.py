@@ -9,6 +9,7 @@ proxy uses on the SDK's `ClientSession`, which still serves HTTP and SSE.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
@@ -21,7 +22,6 @@ from typing import Any
 import anyio
 import mcp_types as mt
 import orjson
-from anyio.abc import Process
 from mcp.shared.exceptions import MCPError
 
 logger = logging.getLogger(__name__)
@@ -50,11 +50,14 @@ def loads(data: bytes | str) -> Any:
         return json.loads(data)
 
 
+Process = asyncio.subprocess.Process
+
+
 class _Pending:
     __slots__ = ("done", "error", "result")
 
     def __init__(self) -> None:
-        self.done = anyio.Event()
+        self.done = asyncio.Event()  # asyncio's own primitives: the relay runs on asyncio, and each is cheaper
         self.result: dict[str, Any] | None = None
         self.error: BaseException | None = None
 
@@ -68,7 +71,6 @@ class StdioSession:
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
         self._progress: dict[str | int, RawProgress] = {}
-        self._send_lock = anyio.Lock()
         self._closed: BaseException | None = None
         self.server_capabilities: mt.ServerCapabilities | None = None
         self.failed_requests = 0  # requests cut off by the server going away; each reports that itself
@@ -78,9 +80,9 @@ class StdioSession:
 
     async def _send(self, message: Mapping[str, Any]) -> None:
         assert self._process.stdin is not None
-        data = dumps(message) + b"\n"
-        async with self._send_lock:
-            await self._process.stdin.send(data)
+        # One write() puts the whole line in the transport's buffer: lines never interleave, no lock needed.
+        self._process.stdin.write(dumps(message) + b"\n")
+        await self._process.stdin.drain()
 
     async def read_loop(self) -> None:
         """Read the server's lines until it closes stdout; then every waiting request fails."""
@@ -95,7 +97,7 @@ class StdioSession:
         assert self._process.stdout is not None
         buffer = bytearray()
         try:
-            async for chunk in self._process.stdout:
+            while chunk := await self._process.stdout.read(READ_CHUNK):
                 start = len(buffer)
                 buffer += chunk
                 # Search only the new bytes: a 10 MB line arrives in many chunks.
@@ -106,7 +108,7 @@ class StdioSession:
                     if line.strip():
                         await self._dispatch(line)
                     end = buffer.find(b"\n")
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+        except (ConnectionError, OSError) as exc:
             self._fail(exc)
 
     async def _handle(self, method: str, params: dict[str, Any]) -> None:
@@ -264,8 +266,15 @@ class StdioSession:
 
 async def open_process(command: str, args: list[str], env: dict[str, str], cwd: str | None) -> Process:
     """Start the server with its stderr on ours (the client's log), as the other MCP clients do."""
-    return await anyio.open_process(
-        [command, *args], env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr
+    return await asyncio.create_subprocess_exec(
+        command,
+        *args,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=sys.stderr,
+        limit=READ_CHUNK,
     )
 
 
@@ -273,8 +282,8 @@ async def close_process(process: Process, grace: float = 2.0) -> None:
     """Close stdin, give the server `grace` seconds to exit, then terminate, then kill."""
     with anyio.CancelScope(shield=True):
         if process.stdin is not None:
-            with contextlib.suppress(anyio.BrokenResourceError, OSError):
-                await process.stdin.aclose()
+            with contextlib.suppress(ConnectionError, OSError):
+                process.stdin.close()
         with anyio.move_on_after(grace):
             await process.wait()
             return
