@@ -98,6 +98,23 @@ def test_a_crash_mid_call_fails_that_call_only(tmp_path: Path) -> None:
     assert line.close() == 0
 
 
+def test_a_cancelled_call_is_dropped_and_the_next_one_answered(tmp_path: Path) -> None:
+    line = Line(tmp_path)
+    assert line.call(1, "counter__echo", {"text": "warm"})["id"] == 1  # the downstream is up: the fast lane
+    slow = {"name": "counter__sleep", "arguments": {"seconds": 3}}
+    line.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": slow})
+    line.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+    answer = line.call(3, "counter__echo", {"text": "next"})
+    assert answer["result"]["content"][0]["text"] == "next"
+    # Had the call still been in flight, closing stdin would wait for its answer (3 s) and write it.
+    assert line.process.stdin is not None
+    line.process.stdin.close()
+    assert line.process.stdout is not None
+    rest = [json.loads(raw) for raw in line.process.stdout.read().splitlines() if raw.strip()]
+    assert [m for m in rest if m.get("id") == 2] == []
+    assert line.process.wait(timeout=30) == 0
+
+
 def test_calls_sent_before_stdin_closes_are_still_answered(tmp_path: Path) -> None:
     line = Line(tmp_path)
     line.send(

@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -40,6 +41,13 @@ async def grow(ctx: Context) -> str:
     server.add_tool(lambda: "extra tool", name="extra", description="Added at run time.")
     await ctx.session.send_tool_list_changed()
     return "grown"
+
+
+@server.tool()
+async def sleep(seconds: float) -> str:
+    """Answer after `seconds`: a slow tool to cancel."""
+    await anyio.sleep(seconds)
+    return "slept"
 
 
 @server.tool()
