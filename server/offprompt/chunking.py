@@ -69,6 +69,18 @@ _SNIFF_LINES = 2000
 Shape = Literal["json", "code", "prose", "log"]
 
 
+def line_starts(text: str) -> list[int]:
+    """Character offsets where each line starts, then the text's end (once, if it ends in a newline)."""
+    starts = [0]
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    if starts[-1] != len(text):
+        starts.append(len(text))
+    return starts
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """Bytes ``[start, end)`` of the stored text.
@@ -226,13 +238,7 @@ class _Lines:
     def __init__(self, text: str, shape: Shape) -> None:
         self.text = text
         self.code = shape == "code"
-        self.starts: list[int] = [0]
-        pos = text.find("\n")
-        while pos != -1:
-            self.starts.append(pos + 1)
-            pos = text.find("\n", pos + 1)
-        if self.starts[-1] != len(text):
-            self.starts.append(len(text))
+        self.starts: list[int] = line_starts(text)
         self.count = len(self.starts) - 1
         self.lines = [text[self.starts[i] : self.starts[i + 1]] for i in range(self.count)]
         self.blank = [not line.strip() for line in self.lines]
@@ -514,13 +520,7 @@ class _Measure:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0]
-        pos = text.find("\n")
-        while pos != -1:
-            self.starts.append(pos + 1)
-            pos = text.find("\n", pos + 1)
-        if self.starts[-1] != len(text):
-            self.starts.append(len(text))
+        self.starts = line_starts(text)
         counts = count_wordpieces([text[a:b] for a, b in itertools.pairwise(self.starts)])
         self.before = [0, *itertools.accumulate(counts)]  # wordpieces before each line
 

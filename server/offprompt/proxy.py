@@ -434,18 +434,16 @@ class Proxy:
     def _running(self) -> list[Downstream]:
         return [d for d in self.downstreams.values() if d.running]
 
-    async def _gather(self, fetch: Callable[[Downstream, McpSession], Awaitable[list[Any]]]) -> list[Any]:
-        """What `fetch` returns from each running downstream that supports it, in config order."""
-        await self.ready()
-        assert self._tg is not None, "the proxy is not running"
+    async def _gather(self, feature: str, fetch: Callable[[Downstream, McpSession], Awaitable[list[Any]]]) -> list[Any]:
+        """What `fetch` returns from each live downstream that offers `feature`, in config order."""
         out: list[Any] = []
-        for downstream in self._running():
+        for downstream, session in await self._sessions(feature):
             try:
-                out.extend(await fetch(downstream, await downstream.ensure_started(self._tg)))
+                out.extend(await fetch(downstream, session))
             except MCPError as exc:
                 if exc.code != mt.METHOD_NOT_FOUND:
                     logger.warning('listing from "%s" failed: %s', downstream.name, exc.message)
-            except (DownstreamUnavailableError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            except (DownstreamUnavailableError, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
                 logger.warning('listing from "%s" failed: %s', downstream.name, exc)
         return out
 
@@ -453,12 +451,10 @@ class Proxy:
         """Every downstream prompt, renamed `{server}__{prompt}` like the tools."""
 
         async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
-            if not _capable(session, "prompts"):
-                return []
             prompts = (await session.list_prompts()).prompts
             return [p.model_copy(update={"name": public_name(downstream.name, p.name)}) for p in prompts]
 
-        return await self._gather(fetch)
+        return await self._gather("prompts", fetch)
 
     async def get_prompt(self, public: str, arguments: dict[str, str] | None) -> mt.GetPromptResult:
         for downstream, session in await self._sessions("prompts"):
@@ -485,23 +481,19 @@ class Proxy:
         """Every downstream resource, URI unchanged, its name prefixed with its server's."""
 
         async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
-            if not _capable(session, "resources"):
-                return []
             resources = (await session.list_resources()).resources
             for resource in resources:
                 self._resource_owner[resource.uri] = downstream.name
             return [r.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{r.name}"}) for r in resources]
 
-        return await self._gather(fetch)
+        return await self._gather("resources", fetch)
 
     async def list_resource_templates(self) -> list[mt.ResourceTemplate]:
         async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
-            if not _capable(session, "resources"):
-                return []
             templates = (await session.list_resource_templates()).resource_templates
             return [t.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{t.name}"}) for t in templates]
 
-        return await self._gather(fetch)
+        return await self._gather("resources", fetch)
 
     async def read_resource(self, uri: str) -> mt.ReadResourceResult:
         """Read `uri` from the server that listed it, else from the first server that has it."""
