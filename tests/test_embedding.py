@@ -113,6 +113,12 @@ def test_count_wordpieces_known_string() -> None:
     assert MAX_TEXT_WORDPIECES == MAX_WORDPIECES - 2 == 254
 
 
+def test_count_wordpieces_across_slices_matches_one_by_one() -> None:
+    # A long text's lines are counted in slices; each count must still land on its own line.
+    texts = [f"line {n}: " + "unaffable " * (n % 7) for n in range(2 * embedding.COUNT_SLICE + 3)]
+    assert count_wordpieces(texts) == [count_wordpieces([t])[0] for t in texts]
+
+
 def test_config_round_trip() -> None:
     ef = MiniLMEmbedding(batch_size=4, threads=1)
     assert MiniLMEmbedding.name() == "offprompt-minilm-int8"

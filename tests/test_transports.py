@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
 
+import anyio
 import httpx
 import httpx2
 import mcp_types as mt
@@ -25,7 +27,7 @@ from offprompt.errors import ConfigError
 from offprompt.transports import RequestGuard, TransportSettings, is_loopback, owner_id, parse_tokens
 
 from .serving import Served, clean_env, headers_serving, offprompt_serving, recorded_headers
-from .support import offprompt_command
+from .support import REPO, offprompt_command
 
 pytestmark = pytest.mark.anyio
 
@@ -172,6 +174,32 @@ async def test_an_sse_client_lists_and_calls_tools(sse_server: Served) -> None:
         assert {t.name for t in (await session.list_tools()).tools} >= MEMORY_TOOLS
         listed = await session.call_tool("memory_list", {})
         assert not listed.is_error
+
+
+async def test_a_2025_http_client_hears_that_the_proxied_tools_changed(tmp_path: Path) -> None:
+    # A downstream whose tools change (tests/servers/counter.py `grow` adds `extra`) behind offprompt over HTTP.
+    counter = {"command": sys.executable, "args": [str(REPO / "tests" / "servers" / "counter.py")]}
+    config = tmp_path / "offprompt.json"
+    config.write_text(json.dumps({"mcpServers": {"counter": counter}}))
+    changed = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, mt.ToolListChangedNotification):
+            changed.set()
+
+    with offprompt_serving(tmp_path / "data", "--config", str(config), "--transport", "http") as served:
+        async with (
+            streamable_http_client(served.url) as (read, write),
+            ClientSession(read, write, message_handler=on_message) as session,
+        ):
+            init = await session.initialize()
+            assert init.capabilities.tools is not None
+            assert init.capabilities.tools.list_changed
+            assert "counter__extra" not in {t.name for t in (await session.list_tools()).tools}
+            assert text_of(await session.call_tool("counter__grow", {})) == "grown"
+            with anyio.fail_after(30):  # bounds a hang; the notification comes within a second
+                await changed.wait()
+            assert "counter__extra" in {t.name for t in (await session.list_tools()).tools}
 
 
 # -- Host, Origin, body size ----------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import anyio.to_thread
 import mcp_types as mt
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
@@ -61,6 +62,24 @@ def _progress_forwarder(ctx: Ctx) -> ProgressFn:
         await ctx.session.report_progress(progress, total, message)
 
     return forward
+
+
+class OffpromptServer(Server[Any]):
+    """The low-level server, advertising `tools.listChanged` whoever asks for its capabilities.
+
+    Proxied tools come and go with the downstream servers. The transports that take initialization options
+    pass them explicitly, but the streamable HTTP session manager asks with none, and the default says no.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
 
 
 def build_server(
@@ -185,7 +204,7 @@ def build_server(
                 mt.INVALID_PARAMS, f"Unknown prompt: {params.name}. Call prompts/list to see them."
             ) from None
 
-    return Server(
+    return OffpromptServer(
         "offprompt",
         version=__version__,
         instructions=INSTRUCTIONS,
