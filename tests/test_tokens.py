@@ -54,3 +54,21 @@ def test_encodings_load_offline_from_the_packaged_files(tmp_path: Path) -> None:
     assert out.split("\n")[0] == "2"
     url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
     assert (tmp_path / hashlib.sha1(url.encode()).hexdigest()).exists()
+
+
+def test_a_later_process_reads_the_prepared_table_and_counts_the_same(tmp_path: Path) -> None:
+    # The first process parses the packaged file and leaves the parsed table; the next loads that instead. A
+    # damaged table (a disk full mid-write by another tool, say) is parsed again and replaced, never trusted.
+    code = f"import offprompt.tokens as t; print(t.count_tokens({MIXED!r}), t.index_tokens({MIXED!r}.encode()).tokens)"
+    env = {"TIKTOKEN_CACHE_DIR": str(tmp_path)}
+
+    def run() -> str:
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+
+    expected = f"{count_tokens(MIXED)} {count_tokens(MIXED)}\n"
+    assert run() == expected
+    (prepared,) = tmp_path.glob("o200k_base.*.marshal")
+    assert run() == expected
+    prepared.write_bytes(prepared.read_bytes()[:1000])
+    assert run() == expected
+    assert len(prepared.read_bytes()) > 1_000_000
