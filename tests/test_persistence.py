@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from offprompt.artifacts import ImageArtifact, JsonArtifact, TextArtifact
+from offprompt.errors import MemoryLockedError
 from offprompt.memory import MemorySettings, TaskMemory
 
 from .support import offprompt_command
@@ -63,21 +64,54 @@ def test_every_namespace_is_loadable_and_queryable_after_a_restart(settings: Mem
         reopened.close()
 
 
-def test_a_second_process_on_a_locked_memory_is_told_what_to_do(settings: MemorySettings, tmp_path: Path) -> None:
+def test_a_second_server_on_a_memory_in_use_keeps_its_results_in_a_sibling(
+    settings: MemorySettings, tmp_path: Path
+) -> None:
+    # Two Claude Code sessions with the same entry start two servers on one memory: both must serve, each
+    # reference naming the memory it is in, and the first process's data stays untouched.
     memory = TaskMemory.open(settings)
     try:
         ref = memory.store([TextArtifact(value="precious")], tool="t")
-        run = subprocess.run(
-            offprompt_command("serve", "--memory-name", "test", "--data-dir", str(settings.data_dir)),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
-        assert run.returncode == 2
-        assert "in use by another offprompt process" in run.stderr
-        assert "--memory-name" in run.stderr
+        command = offprompt_command("serve", "--memory-name", "test", "--data-dir", str(settings.data_dir))
+        second = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        calls = [
+            ("memory_list", {}),
+            ("memory_load", {"memory_name": "test", "artifact_namespace": ref.namespace}),
+        ]
+        out, err = second.communicate(_stdio_lines(calls), timeout=60)
+        assert second.returncode == 0, err.decode()
+        assert 'memory "test" is in use by another offprompt process' in err.decode()
+        answers = {a.get("id"): a for a in map(json.loads, out.decode().splitlines())}
+        assert answers[2]["result"]["content"][0]["text"] == 'Memory "test-2" holds nothing yet.'
+        refused = answers[3]["result"]
+        assert refused["isError"]
+        assert 'this offprompt holds memory "test-2"' in refused["content"][0]["text"]
         assert memory.load(ref.namespace).to_text() == "precious"
+        assert (settings.data_dir / "test-2").is_dir()
+    finally:
+        memory.close()
+
+
+def _stdio_lines(calls: list[tuple[str, dict[str, str]]]) -> bytes:
+    """A 2025-11-25 client's whole stdio session: initialize, then each tool call (ids 2, 3, …)."""
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
+    messages: list[dict[str, object]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    for n, (name, arguments) in enumerate(calls, start=2):
+        messages.append(
+            {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+        )
+    return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+
+
+def test_the_library_refuses_a_memory_in_use(settings: MemorySettings) -> None:
+    # A program that opens a memory by name gets that memory or an error saying what to do, never another one.
+    memory = TaskMemory.open(settings)
+    try:
+        with pytest.raises(MemoryLockedError, match="--memory-name"):
+            TaskMemory.open(settings)
     finally:
         memory.close()
 

@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = config.settings.override(memory_name=args.memory_name, data_dir=args.data_dir)
         transport = transport_settings(args)
         listener = listen(transport)
-        memory = TaskMemory.open(memory_settings(settings))
+        memory = TaskMemory.open_free(memory_settings(settings))
     except (ConfigError, OffpromptError) as exc:
         print(f"offprompt: {exc}", file=sys.stderr)
         return 2

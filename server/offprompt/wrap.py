@@ -69,7 +69,7 @@ class OffPromptMiddleware:
         with self._open_lock:
             if self._memory is None:
                 assert self._settings is not None
-                self._memory = TaskMemory.open(self._settings)
+                self._memory = TaskMemory.open_free(self._settings)
             return self._memory
 
     def policy_for(self, tool: str) -> OffPrompt:
