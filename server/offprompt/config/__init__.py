@@ -17,15 +17,13 @@ the file; `$${` writes a literal `${`.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import json
 import os
 import re
 import shutil
 import typing
-from bisect import bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Self, TypeAlias
@@ -33,6 +31,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from offprompt.config.jsonc import key_lines, strip_jsonc
+from offprompt.config.variables import Loc, interpolate
 from offprompt.errors import ConfigError
 
 __all__ = [
@@ -51,7 +51,6 @@ __all__ = [
 
 OffPrompt: TypeAlias = Literal["auto", "always", "never"]
 Transport: TypeAlias = Literal["streamable_http", "sse"]
-Loc: TypeAlias = tuple[str | int, ...]
 
 _MEMORY_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?")
 
@@ -279,7 +278,7 @@ def load_config(
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror}); check its permissions") from None
-    clean = _strip_jsonc(text)
+    clean = strip_jsonc(text)
     try:
         data = json.loads(clean)
     except json.JSONDecodeError as exc:
@@ -302,7 +301,7 @@ def parse_config(
 
     `base_dir` anchors relative `data_dir`, `cwd` and `envFile` paths (default: left relative).
     """
-    lines, duplicates = _key_lines(_strip_jsonc(text)) if text is not None else ({}, [])
+    lines, duplicates = key_lines(strip_jsonc(text)) if text is not None else ({}, [])
     ctx = _Context(source, lines, os.environ if environ is None else environ, base_dir)
     warnings = [
         f"{ctx.place(loc)}: given twice (lines {first} and {lines[loc]}); the last one is used"
@@ -379,7 +378,7 @@ def _parse_settings(block: object, ctx: _Context) -> OffpromptSettings:
     if not isinstance(block, dict):
         raise ConfigError(ctx.message(loc, f"must be an object, not {_kind(block)}"))
     errors: list[tuple[Loc, str]] = []
-    expanded = _interpolate(block, loc, ctx.environ, errors)
+    expanded = interpolate(block, loc, ctx.environ, errors)
     if not errors:
         try:
             return OffpromptSettings.model_validate(expanded, context={"base_dir": ctx.base_dir})
@@ -493,9 +492,9 @@ def _parse_server(raw: object, loc: Loc, ctx: _Context, warnings: list[str]) -> 
     if model is HttpServer and kind is not None and "transport" not in block:
         block["transport"] = kind
     env_file = block.pop("envFile", None) if model is StdioServer else None
-    expanded = _interpolate(block, loc, ctx.environ, errors)
+    expanded = interpolate(block, loc, ctx.environ, errors)
     if env_file is not None:
-        env_file = _interpolate(env_file, (*loc, "envFile"), ctx.environ, errors)
+        env_file = interpolate(env_file, (*loc, "envFile"), ctx.environ, errors)
     if errors:
         raise _BlockError(errors)
     assert isinstance(expanded, dict)
@@ -559,82 +558,6 @@ def _check_server_paths(server: ServerConfig, loc: Loc, ctx: _Context) -> None:
         )
     if errors:
         raise _BlockError(errors)
-
-
-# --- ${VAR} interpolation ----------------------------------------------------------------------------------
-
-_VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)(\}?)")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PREDEFINED: dict[str, Callable[[], str]] = {
-    "userHome": lambda: str(Path.home()),  # Cursor and VS Code
-    "pathSeparator": lambda: os.sep,
-    "/": lambda: os.sep,
-}
-_EDITOR_ONLY = ("workspaceFolder", "workspaceFolderBasename", "workspaceRoot", "fileDirname", "file", "relativeFile")
-
-
-class _UnresolvedError(Exception):
-    pass
-
-
-def _resolve(body: str) -> tuple[str, str | None] | str:
-    """`env:NAME:-default` → (NAME, default); a predefined variable → its value."""
-    name, sep, default = body.partition(":-")
-    if name.startswith("env:"):
-        name = name[4:]
-    elif name in _PREDEFINED:
-        return _PREDEFINED[name]()
-    elif name in _EDITOR_ONLY:
-        raise _UnresolvedError(f"${{{name}}} is the editor's; offprompt has no workspace, so write the path itself")
-    elif name.startswith("input:"):
-        raise _UnresolvedError(
-            f"${{{name}}} is a VS Code prompt, which offprompt can't show; put the value in an environment variable "
-            "and write ${env:NAME}"
-        )
-    if not _ENV_NAME.fullmatch(name):
-        raise _UnresolvedError(
-            f"${{{body}}} is not a variable offprompt knows; write ${{NAME}} or ${{env:NAME}} for an environment "
-            "variable, or $${ for a literal ${"
-        )
-    return name, default if sep else None
-
-
-def _expand(value: str, environ: Mapping[str, str]) -> str:
-    def replace(match: re.Match[str]) -> str:
-        if match.group(0) == "$${":
-            return "${"
-        body, closed = match.group(1), match.group(2)
-        if not closed:
-            raise _UnresolvedError(f"'${{{body}' has no closing '}}'")
-        resolved = _resolve(body)
-        if isinstance(resolved, str):
-            return resolved
-        name, default = resolved
-        found = environ.get(name)
-        if default is not None and not found:
-            return default
-        if found is None:
-            raise _UnresolvedError(
-                f"environment variable {name} is not set; set it where offprompt starts, "
-                f"or give a default: ${{{name}:-value}}"
-            )
-        return found
-
-    return _VARIABLE.sub(replace, value)
-
-
-def _interpolate(value: object, loc: Loc, environ: Mapping[str, str], errors: list[tuple[Loc, str]]) -> object:
-    if isinstance(value, str):
-        try:
-            return _expand(value, environ)
-        except _UnresolvedError as exc:
-            errors.append((loc, str(exc)))
-            return value
-    if isinstance(value, dict):
-        return {key: _interpolate(item, (*loc, key), environ, errors) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_interpolate(item, (*loc, index), environ, errors) for index, item in enumerate(value)]
-    return value
 
 
 # --- messages ----------------------------------------------------------------------------------------------
@@ -792,85 +715,3 @@ def _value_at(value: object, loc: Loc) -> object:
         else:
             return _ABSENT
     return value
-
-
-# --- where keys are in the file ----------------------------------------------------------------------------
-
-
-def _strip_jsonc(text: str) -> str:
-    """Blank out `//` and `/* */` comments and trailing commas (JSONC), leaving every other character in place."""
-    out = list(text)
-    i, n = 0, len(text)
-    pending_comma = -1
-    while i < n:
-        char = text[i]
-        if char == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i += 1
-            pending_comma = -1
-        elif text.startswith("//", i) or text.startswith("/*", i):
-            end = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2) + 2
-            if end == 1:  # an unclosed /*: leave it for the JSON parser to point at
-                break
-            end = n if end == -1 else end
-            for k in range(i, end):
-                if out[k] != "\n":
-                    out[k] = " "
-            i = end
-        else:
-            if char == ",":
-                pending_comma = i
-            elif char in "}]":
-                if pending_comma >= 0:
-                    out[pending_comma] = " "
-                pending_comma = -1
-            elif not char.isspace():
-                pending_comma = -1
-            i += 1
-    return "".join(out)
-
-
-_DECODER = json.JSONDecoder()
-
-
-def _key_lines(text: str) -> tuple[dict[Loc, int], list[tuple[Loc, int]]]:
-    """The line each key (and each list item) is on, by path; and keys given twice, with their first line."""
-    starts = [i for i, char in enumerate(text) if char == "\n"]
-    lines: dict[Loc, int] = {}
-    duplicates: list[tuple[Loc, int]] = []
-
-    def skip(i: int) -> int:
-        while i < len(text) and text[i] in " \t\r\n":
-            i += 1
-        return i
-
-    def value(i: int, loc: Loc) -> int:
-        i = skip(i)
-        if text[i] in "{[":
-            closing, index, seen = ("}" if text[i] == "{" else "]"), 0, dict[str, int]()
-            i = skip(i + 1)
-            while text[i] != closing:
-                if closing == "}":
-                    key, i = _DECODER.raw_decode(text, i)
-                    item: Loc = (*loc, str(key))
-                    lines[item] = bisect_right(starts, i - 1) + 1
-                    if key in seen:
-                        duplicates.append((item, seen[key]))
-                    seen[key] = lines[item]
-                    i = skip(i) + 1  # the colon
-                else:
-                    item = (*loc, index)
-                    lines[item] = bisect_right(starts, skip(i)) + 1
-                    index += 1
-                i = skip(value(i, item))
-                if text[i] == ",":
-                    i = skip(i + 1)
-            return i + 1
-        return int(_DECODER.raw_decode(text, i)[1])
-
-    # The JSON parser already accepted the text; a miss here only costs line numbers.
-    with contextlib.suppress(ValueError, IndexError, RecursionError):
-        value(0, ())
-    return lines, duplicates
