@@ -85,7 +85,8 @@ def test_a_second_server_on_a_memory_in_use_keeps_its_results_in_a_sibling(
         assert answers[2]["result"]["content"][0]["text"] == 'Memory "test-2" holds nothing yet.'
         refused = answers[3]["result"]
         assert refused["isError"]
-        assert 'this offprompt holds memory "test-2"' in refused["content"][0]["text"]
+        assert 'this offprompt process holds memory "test-2"' in refused["content"][0]["text"]
+        assert "call the tool that made it again" in refused["content"][0]["text"]
         assert memory.load(ref.namespace).to_text() == "precious"
         assert (settings.data_dir / "test-2").is_dir()
     finally:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import marshal
 import subprocess
 import sys
 from pathlib import Path
@@ -56,19 +57,33 @@ def test_encodings_load_offline_from_the_packaged_files(tmp_path: Path) -> None:
     assert (tmp_path / hashlib.sha1(url.encode()).hexdigest()).exists()
 
 
-def test_a_later_process_reads_the_prepared_table_and_counts_the_same(tmp_path: Path) -> None:
-    # The first process parses the packaged file and leaves the parsed table; the next loads that instead. A
-    # damaged table (a disk full mid-write by another tool, say) is parsed again and replaced, never trusted.
-    code = f"import offprompt.tokens as t; print(t.count_tokens({MIXED!r}), t.index_tokens({MIXED!r}.encode()).tokens)"
+def test_a_later_process_reads_the_prepared_table_and_a_damaged_one_is_replaced(tmp_path: Path) -> None:
+    # The first process parses the packaged file and leaves the parsed table; later ones load that instead. A
+    # damaged table (a disk full mid-write, another tool) is parsed again and replaced, never trusted.
+    code = (
+        f"import offprompt.tokens as t; print(t.count_tokens({MIXED!r}), t.index_tokens({MIXED!r}.encode()).tokens, "
+        "'<|marked|>' in t.encoding().special_tokens_set)"
+    )
     env = {"TIKTOKEN_CACHE_DIR": str(tmp_path)}
 
     def run() -> str:
         return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
 
-    expected = f"{count_tokens(MIXED)} {count_tokens(MIXED)}\n"
-    assert run() == expected
+    expected = f"{count_tokens(MIXED)} {count_tokens(MIXED)}"
+    assert run() == f"{expected} False\n"
     (prepared,) = tmp_path.glob("o200k_base.*.marshal")
-    assert run() == expected
-    prepared.write_bytes(prepared.read_bytes()[:1000])
-    assert run() == expected
-    assert len(prepared.read_bytes()) > 1_000_000
+    table = marshal.loads(prepared.read_bytes()[32:])
+
+    # A table with one more special token, stored with a valid digest: a process that reads it shows the token.
+    marked = marshal.dumps({**table, "special_tokens": {**table["special_tokens"], "<|marked|>": 200100}})
+    prepared.write_bytes(hashlib.sha256(marked).digest() + marked)
+    assert run() == f"{expected} True\n"
+
+    # The same table with a byte flipped in the ranks: the digest no longer matches, so it is parsed again.
+    damaged = bytearray(prepared.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    prepared.write_bytes(bytes(damaged))
+    assert run() == f"{expected} False\n"
+    restored = prepared.read_bytes()
+    assert hashlib.sha256(restored[32:]).digest() == restored[:32]
+    assert marshal.loads(restored[32:]) == table

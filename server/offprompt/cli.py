@@ -17,6 +17,7 @@ from offprompt import __version__, tokens
 from offprompt.config import LoadedConfig, OffpromptSettings, StdioServer, load_config
 from offprompt.errors import ConfigError, OffpromptError
 from offprompt.memory import MemorySettings, TaskMemory, default_data_dir
+from offprompt.siblings import open_free
 from offprompt.storage import EmbeddingSpec
 from offprompt.transports import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
 
@@ -128,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = config.settings.override(memory_name=args.memory_name, data_dir=args.data_dir)
         transport = transport_settings(args)
         listener = listen(transport)
-        memory = TaskMemory.open_free(memory_settings(settings))
+        memory = open_free(memory_settings(settings))
     except (ConfigError, OffpromptError) as exc:
         print(f"offprompt: {exc}", file=sys.stderr)
         return 2

@@ -25,8 +25,11 @@ class DirectoryLock:
         try:
             _lock(f)
         except OSError:
-            f.seek(0)
-            holder = f.read().strip() or "unknown"
+            try:
+                f.seek(0)
+                holder = f.read().strip() or "unknown"
+            except OSError:  # Windows: the holder's lock covers the byte the pid starts at
+                holder = "unknown"
             f.close()
             raise MemoryLockedError(
                 f"the memory in {self.path.parent} is in use by another offprompt process (pid {holder}). "

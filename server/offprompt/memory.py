@@ -13,9 +13,9 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 import mcp_types as mt
 import platformdirs
@@ -34,14 +34,11 @@ from offprompt.artifacts import (
 )
 from offprompt.catalog import Catalog, ItemRecord, NamespaceRecord
 from offprompt.dirlock import DirectoryLock
-from offprompt.errors import InvalidArgumentError, MemoryLockedError, NotFoundError
+from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.storage import ChromaLocation, ChromaTextStorage, EmbeddingSpec, FileBlobStorage, MemoryBlobStorage
 from offprompt.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 
 logger = logging.getLogger(__name__)
-
-#: How many memories one name spreads over while processes hold it at once: `default`, `default-2`, ….
-MAX_SIBLINGS: Final = 16
 
 REFERENCE_TEMPLATE = (
     'Output of "{tool}" was stored in memory with memory_name "{memory_name}" '
@@ -183,30 +180,6 @@ class TaskMemory:
         memory._drop_orphans()
         memory.expire()
         return memory
-
-    @classmethod
-    def open_free(cls, settings: MemorySettings) -> TaskMemory:
-        """The named memory or, while other processes hold it, the first free sibling (`NAME-2`, `NAME-3`, …).
-
-        Clients start a stdio server per window or session: two Claude Code sessions, or Claude Desktop and
-        Cursor with the same entry, each get a memory and work. Every reference names the memory it is in.
-        """
-        for n in range(1, MAX_SIBLINGS + 1):
-            candidate = settings if n == 1 else replace(settings, name=f"{settings.name}-{n}")
-            try:
-                memory = cls.open(candidate)
-            except MemoryLockedError:
-                if n == MAX_SIBLINGS:
-                    raise
-                continue
-            if n > 1:
-                logger.warning(
-                    'memory "%s" is in use by another offprompt process; this one keeps its results in "%s"',
-                    settings.name,
-                    candidate.name,
-                )
-            return memory
-        raise AssertionError("unreachable")
 
     def close(self) -> None:
         self.text.close()

@@ -21,6 +21,7 @@ import gzip
 import hashlib
 import marshal
 import os
+import tempfile
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -77,6 +78,8 @@ def seed_tiktoken_cache() -> Path:
 
 #: What an encoding is built from besides its name, as tiktoken's constructors return it.
 _PREPARED = ("pat_str", "mergeable_ranks", "special_tokens")
+#: A prepared table starts with the sha256 of the rest: a damaged one is parsed again, never trusted.
+_DIGEST = 32
 
 
 def encoding(name: str = ENCODING_NAME) -> tiktoken.Encoding:
@@ -90,19 +93,28 @@ def encoding(name: str = ENCODING_NAME) -> tiktoken.Encoding:
 
 
 def _load(name: str) -> tiktoken.Encoding:
-    prepared = seed_tiktoken_cache() / f"{name}.{_ENCODINGS[name][1][:16]}.tiktoken-{tiktoken.__version__}.marshal"
+    if name not in _ENCODINGS:
+        return tiktoken.get_encoding(name)  # not one offprompt seeds: tiktoken's own loading
+    cache_dir = seed_tiktoken_cache()
+    prepared = cache_dir / f"{name}.{_ENCODINGS[name][1][:16]}.tiktoken-{tiktoken.__version__}.marshal"
     try:
-        spec = marshal.loads(prepared.read_bytes())
-        return tiktoken.Encoding(name, **{key: spec[key] for key in _PREPARED})
-    except (OSError, EOFError, ValueError, TypeError, KeyError):
-        pass  # not prepared yet, or unreadable: parse the packaged file and prepare it for the next process
-    spec = ENCODING_CONSTRUCTORS[name]()
-    tmp = prepared.with_suffix(f".{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(marshal.dumps({key: spec[key] for key in _PREPARED}))
-        tmp.replace(prepared)
+        stored = prepared.read_bytes()
     except OSError:
-        tmp.unlink(missing_ok=True)  # a read-only cache only costs the next process the parse
+        stored = b""
+    digest, payload = stored[:_DIGEST], stored[_DIGEST:]
+    if payload and hashlib.sha256(payload).digest() == digest:
+        spec = marshal.loads(payload)  # exactly what an earlier process wrote from the packaged file
+        return tiktoken.Encoding(name, **{key: spec[key] for key in _PREPARED})
+    # Not prepared yet, or damaged: parse the packaged file and prepare it for the next process.
+    spec = ENCODING_CONSTRUCTORS[name]()
+    payload = marshal.dumps({key: spec[key] for key in _PREPARED})
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, prepared)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)  # a read-only cache only costs the next process the parse
     return tiktoken.Encoding(**spec)
 
 

@@ -91,8 +91,9 @@ def _answer(text: str | list[mt.ContentBlock], meta: dict[str, Any]) -> mt.CallT
 def _check_memory_name(memory: TaskMemory, name: str | None) -> None:
     if name is not None and name != memory.name:
         raise NotFoundError(
-            f'memory_name "{name}" is not served here: this offprompt holds memory "{memory.name}". '
-            "Call memory_list to see its namespaces."
+            f'memory_name "{name}" is not served here: this offprompt process holds memory "{memory.name}". A result '
+            f'stored in "{name}" (by another window or session, or an earlier run) can be read only there: call the '
+            "tool that made it again to have it here. Call memory_list to see what this memory holds."
         )
 
 

@@ -26,6 +26,7 @@ from offprompt import tokens
 from offprompt.errors import OffpromptError
 from offprompt.memory import MemorySettings, TaskMemory
 from offprompt.policy import OffPrompt, Thresholds, apply, decide
+from offprompt.siblings import open_free
 from offprompt.tools import TOOLS, parse_args
 
 logger = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class OffPromptMiddleware:
         with self._open_lock:
             if self._memory is None:
                 assert self._settings is not None
-                self._memory = TaskMemory.open_free(self._settings)
+                self._memory = open_free(self._settings)
             return self._memory
 
     def policy_for(self, tool: str) -> OffPrompt:
