@@ -184,6 +184,30 @@ async def test_a_killed_downstream_fails_its_own_calls_and_restarts(memory: Task
     assert len(log.read_text().split()) == 2
 
 
+async def test_a_call_the_client_cancels_is_cancelled_downstream_too(memory: TaskMemory, tmp_path: Path) -> None:
+    # A 2026-07-28 client takes the SDK path (not the fast lane): its cancellation must still reach the server
+    # doing the work, or a cancelled slow call keeps it busy.
+    events = tmp_path / "events"
+    server = counter(tmp_path / "log", env={"COUNTER_LOG": str(tmp_path / "log"), "COUNTER_EVENTS": str(events)})
+    config = parse_config({"mcpServers": {"counter": server}})
+
+    async def until_seen(*expected: str) -> None:
+        with anyio.fail_after(10):  # bounds a hang: each event comes within milliseconds
+            while True:  # the downstream writes its events to a file: poll it
+                if events.exists() and events.read_text().split("\n")[:-1] == list(expected):
+                    return
+                await anyio.sleep(0.05)
+
+    async with through_offprompt(memory, config) as (client, _):
+        assert client.protocol_version == "2026-07-28"
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "counter__sleep", {"seconds": 60})
+            await until_seen("sleep started")
+            tg.cancel_scope.cancel()
+        await until_seen("sleep started", "sleep cancelled")
+        assert text(await client.call_tool("counter__echo", {"text": "still here"})) == "still here"
+
+
 async def test_one_initialize_per_downstream_across_100_calls(memory: TaskMemory, tmp_path: Path) -> None:
     log = tmp_path / "log"
     config = parse_config({"mcpServers": {"counter": counter(log)}})

@@ -1,7 +1,8 @@
 """A small downstream MCP server for the proxy tests.
 
 It appends a line to the file named by COUNTER_LOG each time it starts (one
-process, one `initialize`), so a test can count how often the proxy connected.
+process, one `initialize`), so a test can count how often the proxy connected,
+and what befalls a `sleep` call to the file named by COUNTER_EVENTS.
 """
 
 from __future__ import annotations
@@ -46,8 +47,20 @@ async def grow(ctx: Context) -> str:
 @server.tool()
 async def sleep(seconds: float) -> str:
     """Answer after `seconds`: a slow tool to cancel."""
-    await anyio.sleep(seconds)
+    _event("sleep started")
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        _event("sleep cancelled")
+        raise
     return "slept"
+
+
+def _event(what: str) -> None:
+    events = os.environ.get("COUNTER_EVENTS")
+    if events:
+        with Path(events).open("a") as f:
+            f.write(f"{what}\n")
 
 
 @server.tool()
