@@ -337,6 +337,38 @@ async def test_tool_list_changes_reach_a_2025_client(memory: TaskMemory, tmp_pat
         assert text(await client.call_tool("counter__extra", {})) == "extra tool"
 
 
+async def test_a_server_slow_to_start_holds_up_neither_the_listing_nor_the_others(
+    memory: TaskMemory, tmp_path: Path
+) -> None:
+    # An `npx -y` server downloads itself on its first run, and clients give a request about a minute. The
+    # listing waits for it only so long; the other servers' tools are listed and called meanwhile, and the
+    # slow server's tools are announced when it is up.
+    slow = counter(tmp_path / "slow.log", env={"COUNTER_LOG": str(tmp_path / "slow.log"), "COUNTER_START_DELAY": "5"})
+    config = parse_config({"mcpServers": {"fast": counter(tmp_path / "fast.log"), "slow": slow}})
+    changed = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, mt.ToolListChangedNotification):
+            changed.set()
+
+    proxy = Proxy(config.servers, list_wait=0.5)
+    async with proxy.running(), Client(build_server(memory, proxy), mode="legacy", message_handler=on_message) as c:
+        with anyio.fail_after(30):
+            while True:  # until the fast one is up; the slow one sleeps 5 s first
+                if proxy.downstreams["fast"].running:
+                    break
+                await anyio.sleep(0.05)
+        names = {t.name for t in (await c.list_tools()).tools}
+        assert "fast__echo" in names
+        assert "slow__echo" not in names
+        assert text(await c.call_tool("fast__echo", {"text": "now"})) == "now"
+        assert not proxy.downstreams["slow"].running  # the call did not wait for the slow server
+        with anyio.fail_after(60):
+            await changed.wait()
+        assert "slow__echo" in {t.name for t in (await c.list_tools()).tools}
+        assert text(await c.call_tool("slow__echo", {"text": "late"})) == "late"
+
+
 async def test_tool_list_changes_reach_a_2026_listener(memory: TaskMemory, tmp_path: Path) -> None:
     config = parse_config({"mcpServers": {"counter": counter(tmp_path / "log")}})
     proxy = Proxy(config.servers)

@@ -21,9 +21,9 @@ COUNTER = str(REPO / "tests" / "servers" / "counter.py")
 class Line:
     """A client that writes raw JSON-RPC lines to `offprompt serve` and reads its answers."""
 
-    def __init__(self, tmp_path: Path, **offprompt: Any) -> None:
+    def __init__(self, tmp_path: Path, counter_env: dict[str, str] | None = None, **offprompt: Any) -> None:
         config = tmp_path / "mcp.json"
-        servers = {"counter": {"command": sys.executable, "args": [COUNTER]}}
+        servers = {"counter": {"command": sys.executable, "args": [COUNTER], "env": counter_env or {}}}
         config.write_text(json.dumps({"offprompt": offprompt, "mcpServers": servers}))
         self.process = subprocess.Popen(
             offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data")),
@@ -112,6 +112,16 @@ def test_a_cancelled_call_is_dropped_and_the_next_one_answered(tmp_path: Path) -
     assert line.process.stdout is not None
     rest = [json.loads(raw) for raw in line.process.stdout.read().splitlines() if raw.strip()]
     assert [m for m in rest if m.get("id") == 2] == []
+    assert line.process.wait(timeout=30) == 0
+
+
+def test_memory_tools_answer_while_a_downstream_is_still_starting(tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    line = Line(tmp_path, counter_env={"COUNTER_START_DELAY": "30", "COUNTER_EVENTS": str(events)})
+    answer = line.call(1, "memory_list", {})
+    assert answer["result"]["content"][0]["text"] == 'Memory "default" holds nothing yet.'
+    assert not events.exists()  # the downstream has not read its first message yet
+    line.process.terminate()
     assert line.process.wait(timeout=30) == 0
 
 

@@ -135,9 +135,7 @@ def build_server(
     async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         remember(ctx)
         tool = TOOLS.get(params.name)
-        if tool is None and proxy is not None:
-            await proxy.ready()
-        if tool is None and (proxy is None or params.name not in proxy.routes()):
+        if tool is None and (proxy is None or await proxy.route(params.name) is None):
             raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
         try:
             if tool is None:

@@ -35,6 +35,7 @@ from offprompt.memory import TaskMemory
 from offprompt.policy import Thresholds, apply
 from offprompt.proxy import Proxy, Route
 from offprompt.stdio_session import dumps, loads
+from offprompt.tools import TOOLS
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +66,13 @@ class FastLane:
         self.initialized = False
         self.calls: dict[str | int, anyio.CancelScope] = {}
         self._call_ended = anyio.Event()
+
+    def knows(self, message: dict[str, Any]) -> bool:
+        """Whether the tool a call names can be called now: a memory tool, or one whose server has started
+        (whether or not all have)."""
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        return isinstance(name, str) and (name in TOOLS or name in self.proxy.routes())
 
     def route(self, message: dict[str, Any]) -> Route | None:
         """The route of a call the fast lane can take, or None for the SDK (which also answers malformed ones)."""
@@ -292,10 +300,10 @@ class _Connection:
                     lane.initialized = True
                 elif method == "notifications/cancelled" and lane.cancel(message):
                     continue
-                elif method == "tools/call" and not lane.proxy.is_ready:
+                elif method == "tools/call" and not lane.proxy.is_ready and not lane.knows(message):
                     if _is_id(message.get("id")):
                         self.sdk_requests.add(message["id"])  # in flight from now: a drain must wait for it
-                    tg.start_soon(self._route_when_ready, message, tg)  # the downstreams are still starting
+                    tg.start_soon(self._route_when_ready, message, tg)  # its server may be still starting
                     continue
                 route = lane.route(message)
                 if route is not None:

@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 MAX_NAME = 64
 SEPARATOR = "__"
 START_TIMEOUT = 60.0
+#: How long a listing waits for servers still starting (an `npx -y` server downloads itself on its first run);
+#: clients time a request out at about a minute, so a later one is announced with tools/list_changed instead.
+LIST_WAIT_SECONDS = 15.0
 RETRY_SECONDS = 30.0  # how often a server that never started is tried again, when the client lists tools
 
 ProgressFn = ProgressFnT
@@ -329,12 +332,15 @@ class Proxy:
         servers: Mapping[str, ServerConfig],
         default_timeout: float | None = 120.0,
         places: Mapping[str, str] | None = None,
+        list_wait: float = LIST_WAIT_SECONDS,
     ) -> None:
         places = places or {}
         self.downstreams = {
             name: Downstream(name, cfg, self._tools_changed, places.get(name, "")) for name, cfg in servers.items()
         }
         self.default_timeout = default_timeout
+        self.list_wait = list_wait
+        self._listed_early = False  # a listing went out while servers were still starting
         self.listeners: list[ChangeFn] = []
         self._tg: TaskGroup | None = None
         self._first_start: anyio.Event = anyio.Event()
@@ -363,6 +369,10 @@ class Proxy:
                 await downstream.ensure_started(tg)
             except DownstreamUnavailableError as exc:
                 logger.error("%s", exc)
+                return
+            if self._listed_early:
+                logger.info('MCP server "%s" started after the tools were listed', downstream.name)
+                await self._tools_changed()
 
         async with anyio.create_task_group() as starting:
             for downstream in self.downstreams.values():
@@ -424,9 +434,24 @@ class Proxy:
         with anyio.move_on_after(START_TIMEOUT):
             await self._first_start.wait()
 
+    async def ready_to_list(self) -> None:
+        """Wait for the servers still starting, up to `list_wait`; those that start later are announced."""
+        with anyio.move_on_after(self.list_wait):
+            await self._first_start.wait()
+        if not self._first_start.is_set():
+            self._listed_early = True
+
+    async def route(self, public: str) -> Route | None:
+        """Where a public tool name goes; while servers are still starting, it waits for its server."""
+        found = self.routes().get(public)
+        if found is None and not self.is_ready:
+            await self.ready()
+            found = self.routes().get(public)
+        return found
+
     async def list_tools(self) -> list[mt.Tool]:
         """Every downstream tool under its public name, without `outputSchema` (a reference can't match it)."""
-        await self.ready()
+        await self.ready_to_list()
         self._retry_failed()
         self._refresh()
         return list(self._listed)
@@ -465,7 +490,7 @@ class Proxy:
 
     async def _sessions(self, feature: str, first: str | None = None) -> list[tuple[Downstream, McpSession]]:
         """The live sessions of servers that offer `feature` (`first` at the front); a dead one is skipped."""
-        await self.ready()
+        await self.ready_to_list()
         assert self._tg is not None, "the proxy is not running"
         found: list[tuple[Downstream, McpSession]] = []
         for downstream in sorted(self._running(), key=lambda d: d.name != first):

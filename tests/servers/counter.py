@@ -2,13 +2,15 @@
 
 It appends a line to the file named by COUNTER_LOG each time it starts (one
 process, one `initialize`), so a test can count how often the proxy connected,
-and what befalls a `sleep` call to the file named by COUNTER_EVENTS.
+and what befalls a `sleep` call to the file named by COUNTER_EVENTS. It waits
+COUNTER_START_DELAY seconds before it reads its first message.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -80,5 +82,8 @@ if __name__ == "__main__":
     if log:
         with Path(log).open("a") as f:
             f.write(f"{os.getpid()}\n")
+    # A server that takes long to come up (an `npx -y` one downloading itself on its first run).
+    time.sleep(float(os.environ.get("COUNTER_START_DELAY", "0")))
+    _event("ready")
     print("counter ready", file=sys.stderr)
     server.run()
