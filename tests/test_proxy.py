@@ -202,9 +202,9 @@ async def test_a_call_the_client_cancels_is_cancelled_downstream_too(memory: Tas
         assert client.protocol_version == "2026-07-28"
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.call_tool, "counter__sleep", {"seconds": 60})
-            await until_seen("sleep started")
+            await until_seen("ready", "sleep started")
             tg.cancel_scope.cancel()
-        await until_seen("sleep started", "sleep cancelled")
+        await until_seen("ready", "sleep started", "sleep cancelled")
         assert text(await client.call_tool("counter__echo", {"text": "still here"})) == "still here"
 
 

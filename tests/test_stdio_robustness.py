@@ -21,9 +21,11 @@ COUNTER = str(REPO / "tests" / "servers" / "counter.py")
 class Line:
     """A client that writes raw JSON-RPC lines to `offprompt serve` and reads its answers."""
 
-    def __init__(self, tmp_path: Path, counter_env: dict[str, str] | None = None, **offprompt: Any) -> None:
+    def __init__(self, tmp_path: Path, counters: dict[str, dict[str, str]] | None = None, **offprompt: Any) -> None:
+        """`counters`: the counter servers behind offprompt, by name, with their environment."""
         config = tmp_path / "mcp.json"
-        servers = {"counter": {"command": sys.executable, "args": [COUNTER], "env": counter_env or {}}}
+        counters = counters if counters is not None else {"counter": {}}
+        servers = {name: {"command": sys.executable, "args": [COUNTER], "env": env} for name, env in counters.items()}
         config.write_text(json.dumps({"offprompt": offprompt, "mcpServers": servers}))
         self.process = subprocess.Popen(
             offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data")),
@@ -115,12 +117,18 @@ def test_a_cancelled_call_is_dropped_and_the_next_one_answered(tmp_path: Path) -
     assert line.process.wait(timeout=30) == 0
 
 
-def test_memory_tools_answer_while_a_downstream_is_still_starting(tmp_path: Path) -> None:
+def test_memory_tools_and_started_servers_answer_while_another_is_still_starting(tmp_path: Path) -> None:
     events = tmp_path / "events"
-    line = Line(tmp_path, counter_env={"COUNTER_START_DELAY": "30", "COUNTER_EVENTS": str(events)})
+    slow = {"COUNTER_START_DELAY": "30", "COUNTER_EVENTS": str(events)}
+    line = Line(tmp_path, counters={"fast": {"COUNTER_EVENTS": str(tmp_path / "fast-events")}, "slow": slow})
     answer = line.call(1, "memory_list", {})
     assert answer["result"]["content"][0]["text"] == 'Memory "default" holds nothing yet.'
-    assert not events.exists()  # the downstream has not read its first message yet
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "fast-events").exists():  # the fast one is up: it wrote "ready"
+        assert time.monotonic() < deadline, "the fast downstream did not start"
+        time.sleep(0.05)
+    assert line.call(2, "fast__echo", {"text": "now"})["result"]["content"][0]["text"] == "now"
+    assert not events.exists()  # the slow downstream has not read its first message yet
     line.process.terminate()
     assert line.process.wait(timeout=30) == 0
 

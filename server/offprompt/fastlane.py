@@ -313,7 +313,12 @@ class _Connection:
 
     async def _route_when_ready(self, message: dict[str, Any], tg: TaskGroup) -> None:
         assert self.lane is not None
-        await self.lane.proxy.ready()
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        if isinstance(name, str):
+            await self.lane.proxy.route(name)  # until its server has started (or all have)
+        else:
+            await self.lane.proxy.ready()
         route = self.lane.route(message)
         if route is not None:
             self.lane.start(message, route, self.write, tg)  # registered in lane.calls before the id leaves

@@ -340,10 +340,12 @@ class Proxy:
         }
         self.default_timeout = default_timeout
         self.list_wait = list_wait
-        self._listed_early = False  # a listing went out while servers were still starting
+        self._listed_early = False  # a tool listing went out while servers were still starting
+        self._started_at = 0.0
         self.listeners: list[ChangeFn] = []
         self._tg: TaskGroup | None = None
         self._first_start: anyio.Event = anyio.Event()
+        self._one_started = anyio.Event()  # set, and replaced, each time a server's first start ends
         self._resource_owner: dict[str, str] = {}
         self._routes: dict[str, Route] = {}
         self._listed: list[mt.Tool] = []
@@ -354,6 +356,7 @@ class Proxy:
         """Start every downstream in the background; stop them all on exit."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self._started_at = anyio.current_time()
             tg.start_soon(self._start_all, tg)
             try:
                 yield self
@@ -370,6 +373,9 @@ class Proxy:
             except DownstreamUnavailableError as exc:
                 logger.error("%s", exc)
                 return
+            finally:
+                self._one_started.set()
+                self._one_started = anyio.Event()
             if self._listed_early:
                 logger.info('MCP server "%s" started after the tools were listed', downstream.name)
                 await self._tools_changed()
@@ -378,6 +384,7 @@ class Proxy:
             for downstream in self.downstreams.values():
                 starting.start_soon(start, downstream)
         self._first_start.set()
+        self._one_started.set()  # wakes a `route()` that waited past the last server's start
 
     def _retry_failed(self) -> None:
         """Try again, in the background, to start servers that never started (one may have been fixed since)."""
@@ -435,19 +442,20 @@ class Proxy:
             await self._first_start.wait()
 
     async def ready_to_list(self) -> None:
-        """Wait for the servers still starting, up to `list_wait`; those that start later are announced."""
-        with anyio.move_on_after(self.list_wait):
+        """Wait for the servers still starting, up to `list_wait` after the proxy started; the tools of those
+        that start later are announced."""
+        with anyio.move_on_after(self._started_at + self.list_wait - anyio.current_time()):
             await self._first_start.wait()
         if not self._first_start.is_set():
             self._listed_early = True
 
     async def route(self, public: str) -> Route | None:
-        """Where a public tool name goes; while servers are still starting, it waits for its server."""
-        found = self.routes().get(public)
-        if found is None and not self.is_ready:
-            await self.ready()
-            found = self.routes().get(public)
-        return found
+        """Where a public tool name goes; while servers are still starting, it waits until one lists the name
+        (or all have started)."""
+        with anyio.move_on_after(START_TIMEOUT):
+            while public not in self.routes() and not self.is_ready:
+                await self._one_started.wait()
+        return self.routes().get(public)
 
     async def list_tools(self) -> list[mt.Tool]:
         """Every downstream tool under its public name, without `outputSchema` (a reference can't match it)."""
@@ -489,8 +497,11 @@ class Proxy:
         raise KeyError(public)
 
     async def _sessions(self, feature: str, first: str | None = None) -> list[tuple[Downstream, McpSession]]:
-        """The live sessions of servers that offer `feature` (`first` at the front); a dead one is skipped."""
-        await self.ready_to_list()
+        """The live sessions of servers that offer `feature` (`first` at the front); a dead one is skipped.
+
+        Waits for every first start: prompts and resources of a late server would not be announced.
+        """
+        await self.ready()
         assert self._tg is not None, "the proxy is not running"
         found: list[tuple[Downstream, McpSession]] = []
         for downstream in sorted(self._running(), key=lambda d: d.name != first):

@@ -2,8 +2,8 @@
 
 It appends a line to the file named by COUNTER_LOG each time it starts (one
 process, one `initialize`), so a test can count how often the proxy connected,
-and what befalls a `sleep` call to the file named by COUNTER_EVENTS. It waits
-COUNTER_START_DELAY seconds before it reads its first message.
+and to the file named by COUNTER_EVENTS when it is ready (after waiting
+COUNTER_START_DELAY seconds) and what befalls a `sleep` call.
 """
 
 from __future__ import annotations
