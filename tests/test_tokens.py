@@ -22,9 +22,11 @@ def read_all(data: bytes, window: int) -> str:
 
 
 def test_windows_of_any_size_join_back_to_the_exact_text() -> None:
-    data = MIXED.encode()
-    for window in (1, 2, 3, 7, 100, 10_000):
-        assert read_all(data, window) == MIXED
+    ascii_only = "def main():\n    print('hello')  # ASCII takes the short path\n" * 50
+    for text in (MIXED, ascii_only):
+        for window in (1, 2, 3, 7, 100, 10_000):
+            assert read_all(text.encode(), window) == text
+        assert index_tokens(text.encode()).tokens == len(encoding().encode_ordinary(text))
 
 
 def test_index_counts_the_same_tokens_as_tiktoken() -> None:
@@ -34,6 +36,12 @@ def test_index_counts_the_same_tokens_as_tiktoken() -> None:
 
 def test_special_token_strings_are_counted_as_plain_text() -> None:
     assert count_tokens("<|endoftext|>") > 1
+
+
+def test_lone_surrogates_are_counted_as_tiktoken_counts_them() -> None:
+    # JSON may carry "\\ud800"; a result holding one must be counted, not crash the policy.
+    text = "before \ud800 after " * 3
+    assert count_tokens(text) == len(encoding().encode_ordinary(text))
 
 
 def test_token_at_finds_the_token_that_starts_a_line() -> None:

@@ -141,9 +141,20 @@ def warm_up() -> None:
     _token_byte_lengths()
 
 
+def _token_ids(text: str) -> npt.NDArray[np.uint32]:
+    """The text's tokens as one array straight from tiktoken, not a list of millions of ints. With no special
+    token allowed or disallowed, special-token strings are plain text, as in `encode_ordinary`."""
+    try:
+        return encoding().encode_to_numpy(text, disallowed_special=())
+    except UnicodeEncodeError:  # lone surrogates (a str from JSON may hold them): replaced, as tiktoken does
+        return encoding().encode_to_numpy(
+            text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), disallowed_special=()
+        )
+
+
 def count_tokens(text: str) -> int:
     """How many o200k_base tokens the text is (special-token strings count as plain text)."""
-    return len(encoding().encode_ordinary(text))
+    return len(_token_ids(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,12 +188,15 @@ class TokenIndex:
 def index_tokens(data: bytes) -> TokenIndex:
     """Tokenize UTF-8 `data` and record each token's start on a character boundary."""
     text = data.decode("utf-8")
-    tokens = np.asarray(encoding().encode_ordinary(text), dtype=np.int64)
-    lengths = _token_byte_lengths()[tokens]
+    tokens = _token_ids(text)
     starts = np.zeros(len(tokens) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
+    np.cumsum(_token_byte_lengths()[tokens], out=starts[1:])
     raw = np.frombuffer(data, dtype=np.uint8)
-    # Character boundaries are the bytes that are not UTF-8 continuation bytes, plus the end.
-    boundaries = np.append(np.flatnonzero((raw & 0xC0) != 0x80), len(raw))
-    snapped = boundaries[np.searchsorted(boundaries, starts, side="left")]
-    return TokenIndex(snapped.astype(np.uint32))
+    # A token that starts inside a multi-byte character moves to the next character's first byte (three bytes
+    # on at most): only token-sized arrays, none the size of the text.
+    inside = np.flatnonzero((raw[starts[:-1]] & 0xC0) == 0x80)
+    while inside.size:
+        starts[inside] += 1
+        inside = inside[starts[inside] < len(raw)]
+        inside = inside[(raw[starts[inside]] & 0xC0) == 0x80]
+    return TokenIndex(starts.astype(np.uint32))
