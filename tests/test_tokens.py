@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-from offprompt.tokens import count_tokens, encoding, index_tokens
+from offprompt.tokens import count_tokens, count_tokens_beyond, encoding, index_tokens
+
+from .support import DOCS
 
 MIXED = "Grüße aus Köln! 日本語のテキスト 🎉🎉 emoji, tabs\tand\r\nCRLF lines. <|endoftext|> stays text.\n" * 50
 
@@ -95,3 +98,23 @@ def test_a_later_process_reads_the_prepared_table_and_a_damaged_one_is_replaced(
     restored = prepared.read_bytes()
     assert hashlib.sha256(restored[32:]).digest() == restored[:32]
     assert marshal.loads(restored[32:]) == table
+
+
+def test_a_text_cut_before_a_line_that_starts_with_a_letter_or_digit_counts_exactly_in_two() -> None:
+    # What lets the policy decide from a prefix that a huge result is over the threshold.
+    for doc in sorted(DOCS.iterdir()):
+        text = doc.read_text(encoding="utf-8") + MIXED
+        cuts = [m.end() for m in re.finditer(r"\n(?=[^\W_])", text)]
+        for cut in cuts[:: max(len(cuts) // 25, 1)]:
+            assert count_tokens(text[:cut]) + count_tokens(text[cut:]) == count_tokens(text), (doc.name, cut)
+
+
+def test_counting_stops_early_only_past_the_limit() -> None:
+    log = "".join(f"2026-05-20 16:27:{n % 60:02d} install package-{n}:amd64 <none> 1.{n}-1\n" for n in range(20_000))
+    total = count_tokens(log)
+    counted, over = count_tokens_beyond(log, 4000)
+    assert over
+    assert 4000 < counted < total  # decided from a prefix
+    assert count_tokens_beyond(log, total) == (total, False)  # at the limit: counted whole, not over
+    assert count_tokens_beyond(log, total - 1) == (total, True)
+    assert count_tokens_beyond("no line breaks " * 5000, 10) == (count_tokens("no line breaks " * 5000), True)

@@ -14,7 +14,7 @@ import mcp_types as mt
 
 from offprompt.artifacts import from_result
 from offprompt.memory import TaskMemory
-from offprompt.tokens import count_tokens
+from offprompt.tokens import count_tokens_beyond
 
 logger = logging.getLogger(__name__)
 
@@ -80,9 +80,9 @@ def decide(mode: OffPrompt, result: mt.CallToolResult, thresholds: Thresholds) -
     # A token is at least one byte: a text no longer than the threshold in bytes needs no counting.
     if size <= thresholds.tokens:
         return Decision(False, "small")
-    tokens = count_tokens(text)
-    if tokens > thresholds.tokens:
-        return Decision(True, f"{tokens:,} tokens is over {thresholds.tokens:,}")
+    tokens, over = count_tokens_beyond(text, thresholds.tokens)
+    if over:
+        return Decision(True, f"{tokens:,} tokens or more is over {thresholds.tokens:,}")
     return Decision(False, f"{tokens:,} tokens")
 
 

@@ -21,6 +21,7 @@ import gzip
 import hashlib
 import marshal
 import os
+import re
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -150,6 +151,29 @@ def _token_ids(text: str) -> npt.NDArray[np.uint32]:
         return encoding().encode_to_numpy(
             text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), disallowed_special=()
         )
+
+
+# A line break followed by a letter or digit ends every pre-token of o200k_base's split pattern there, so the
+# text before it tokenizes exactly as it does within the whole text.
+_CLEAN_CUT = re.compile(r"\n(?=[^\W_])")
+
+
+def count_tokens_beyond(text: str, limit: int) -> tuple[int, bool]:
+    """The text's tokens if it has at most `limit`; else `(n, True)` with `n > limit` counted from a prefix.
+
+    Deciding that a 10 MB result is over a few thousand tokens takes a prefix of it, not all of it.
+    """
+    size = max(limit, 1) * 8  # characters: well past `limit` tokens for text of any kind
+    while size < len(text):
+        cut = _CLEAN_CUT.search(text, size)
+        if cut is None:
+            break
+        counted = count_tokens(text[: cut.end()])
+        if counted > limit:
+            return counted, True
+        size = cut.end() * 4
+    counted = count_tokens(text)
+    return counted, counted > limit
 
 
 def count_tokens(text: str) -> int:
