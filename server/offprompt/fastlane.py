@@ -49,6 +49,13 @@ def _dumps(message: dict[str, Any]) -> bytes:
     return dumps(message) + b"\n"
 
 
+def _tool_name(message: dict[str, Any]) -> str | None:
+    """The tool a `tools/call` names, if it names one."""
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return name if isinstance(name, str) else None
+
+
 def _is_id(value: object) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
@@ -70,9 +77,8 @@ class FastLane:
     def knows(self, message: dict[str, Any]) -> bool:
         """Whether the tool a call names can be called now: a memory tool, or one whose server has started
         (whether or not all have)."""
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        return isinstance(name, str) and (name in TOOLS or name in self.proxy.routes())
+        name = _tool_name(message)
+        return name is not None and (name in TOOLS or name in self.proxy.routes())
 
     def route(self, message: dict[str, Any]) -> Route | None:
         """The route of a call the fast lane can take, or None for the SDK (which also answers malformed ones)."""
@@ -313,9 +319,8 @@ class _Connection:
 
     async def _route_when_ready(self, message: dict[str, Any], tg: TaskGroup) -> None:
         assert self.lane is not None
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        if isinstance(name, str):
+        name = _tool_name(message)
+        if name is not None:
             await self.lane.proxy.route(name)  # until its server has started (or all have)
         else:
             await self.lane.proxy.ready()
