@@ -24,7 +24,7 @@ from offprompt.dirlock import DirectoryLock
 from offprompt.errors import MemoryLockedError
 from offprompt.memory import MemorySettings, TaskMemory
 
-__all__ = ["MAX_SIBLINGS", "open_free"]
+__all__ = ["MAX_SIBLINGS", "drop_expired_siblings", "open_free", "sibling"]
 
 logger = logging.getLogger(__name__)
 
