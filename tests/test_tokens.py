@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import marshal
-import re
 import subprocess
 import sys
 from pathlib import Path
 
-from offprompt.tokens import count_tokens, count_tokens_beyond, encoding, index_tokens
+from offprompt.tokens import CLEAN_LINE_BREAK, count_tokens, count_tokens_beyond, encoding, index_tokens
 
 from .support import DOCS
 
@@ -100,11 +100,13 @@ def test_a_later_process_reads_the_prepared_table_and_a_damaged_one_is_replaced(
     assert marshal.loads(restored[32:]) == table
 
 
-def test_a_text_cut_before_a_line_that_starts_with_a_letter_or_digit_counts_exactly_in_two() -> None:
-    # What lets the policy decide from a prefix that a huge result is over the threshold.
-    for doc in sorted(DOCS.iterdir()):
-        text = doc.read_text(encoding="utf-8") + MIXED
-        cuts = [m.end() for m in re.finditer(r"\n(?=[^\W_])", text)]
+def test_a_text_cut_at_a_clean_line_break_counts_exactly_in_two() -> None:
+    # What lets the policy decide from a prefix that a huge result is over the threshold: code, prose, logs,
+    # pretty and minified JSON, and lines that start with spaces, "/", marks or CRLF.
+    tricky = "a\n/b\n  /c\n\u0301d\r\n  e's\n;\n\n  \t7\n" * 40
+    for doc in [*sorted(DOCS.iterdir()), None]:
+        text = (doc.read_text(encoding="utf-8") if doc else tricky) + MIXED
+        cuts = [m.end() for m in CLEAN_LINE_BREAK.finditer(text)]
         for cut in cuts[:: max(len(cuts) // 25, 1)]:
             assert count_tokens(text[:cut]) + count_tokens(text[cut:]) == count_tokens(text), (doc.name, cut)
 
@@ -118,3 +120,7 @@ def test_counting_stops_early_only_past_the_limit() -> None:
     assert count_tokens_beyond(log, total) == (total, False)  # at the limit: counted whole, not over
     assert count_tokens_beyond(log, total - 1) == (total, True)
     assert count_tokens_beyond("no line breaks " * 5000, 10) == (count_tokens("no line breaks " * 5000), True)
+    pretty = json.dumps([{"id": n, "name": f"item {n}", "tags": ["a", "b"]} for n in range(5000)], indent=2)
+    counted, over = count_tokens_beyond(pretty, 4000)
+    assert over
+    assert 4000 < counted < count_tokens(pretty)  # pretty-printed JSON is decided from a prefix too

@@ -444,6 +444,7 @@ class Proxy:
     async def ready_to_list(self) -> None:
         """Wait for the servers still starting, up to `list_wait` after the proxy started; the tools of those
         that start later are announced."""
+        assert self._tg is not None, "the proxy is not running"
         with anyio.move_on_after(self._started_at + self.list_wait - anyio.current_time()):
             await self._first_start.wait()
         if not self._first_start.is_set():
@@ -452,6 +453,7 @@ class Proxy:
     async def route(self, public: str) -> Route | None:
         """Where a public tool name goes; while servers are still starting, it waits until one lists the name
         (or all have started)."""
+        assert self._tg is not None, "the proxy is not running"
         with anyio.move_on_after(START_TIMEOUT):
             while public not in self.routes() and not self.is_ready:
                 await self._one_started.wait()

@@ -153,9 +153,11 @@ def _token_ids(text: str) -> npt.NDArray[np.uint32]:
         )
 
 
-# A line break followed by a letter or digit ends every pre-token of o200k_base's split pattern there, so the
-# text before it tokenizes exactly as it does within the whole text.
-_CLEAN_CUT = re.compile(r"\n(?=[^\W_])")
+# A line break followed by spaces or tabs, if any, and then a character that is neither white space nor "/"
+# ends every pre-token of o200k_base's split pattern there (only its punctuation runs reach past a line break,
+# over more line breaks and "/"), so the text before it tokenizes exactly as it does within the whole text.
+# Indented lines count: pretty-printed JSON, the commonest large result, has such a cut on nearly every line.
+CLEAN_LINE_BREAK = re.compile(r"\n(?=[^\S\r\n]*[^\s/])")
 
 
 def count_tokens_beyond(text: str, limit: int) -> tuple[int, bool]:
@@ -165,7 +167,7 @@ def count_tokens_beyond(text: str, limit: int) -> tuple[int, bool]:
     """
     size = max(limit, 1) * 8  # characters: well past `limit` tokens for text of any kind
     while size < len(text):
-        cut = _CLEAN_CUT.search(text, size)
+        cut = CLEAN_LINE_BREAK.search(text, size)
         if cut is None:
             break
         counted = count_tokens(text[: cut.end()])
