@@ -345,11 +345,15 @@ async def test_a_server_slow_to_start_holds_up_neither_the_listing_nor_the_other
     # slow server's tools are announced when it is up.
     slow = counter(tmp_path / "slow.log", env={"COUNTER_LOG": str(tmp_path / "slow.log"), "COUNTER_START_DELAY": "5"})
     config = parse_config({"mcpServers": {"fast": counter(tmp_path / "fast.log"), "slow": slow}})
-    changed = anyio.Event()
+    changed = {"tools": anyio.Event(), "prompts": anyio.Event(), "resources": anyio.Event()}
 
     async def on_message(message: object) -> None:
         if isinstance(message, mt.ToolListChangedNotification):
-            changed.set()
+            changed["tools"].set()
+        if isinstance(message, mt.PromptListChangedNotification):
+            changed["prompts"].set()
+        if isinstance(message, mt.ResourceListChangedNotification):
+            changed["resources"].set()
 
     proxy = Proxy(config.servers, list_wait=0.5)
     async with proxy.running(), Client(build_server(memory, proxy), mode="legacy", message_handler=on_message) as c:
@@ -362,9 +366,12 @@ async def test_a_server_slow_to_start_holds_up_neither_the_listing_nor_the_other
         assert "fast__echo" in names
         assert "slow__echo" not in names
         assert text(await c.call_tool("fast__echo", {"text": "now"})) == "now"
-        assert not proxy.downstreams["slow"].running  # the call did not wait for the slow server
+        await c.list_prompts()
+        await c.list_resources()
+        assert not proxy.downstreams["slow"].running  # neither the call nor the listings waited for it
         with anyio.fail_after(60):
-            await changed.wait()
+            for event in changed.values():  # tools, prompts and resources: the client lists each again
+                await event.wait()
         assert "slow__echo" in {t.name for t in (await c.list_tools()).tools}
         assert text(await c.call_tool("slow__echo", {"text": "late"})) == "late"
 

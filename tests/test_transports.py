@@ -193,8 +193,13 @@ async def test_a_2025_http_client_hears_that_the_proxied_tools_changed(tmp_path:
             ClientSession(read, write, message_handler=on_message) as session,
         ):
             init = await session.initialize()
-            assert init.capabilities.tools is not None
-            assert init.capabilities.tools.list_changed
+            caps = init.capabilities
+            assert caps.tools is not None
+            assert caps.tools.list_changed
+            assert caps.prompts is not None
+            assert caps.prompts.list_changed
+            assert caps.resources is not None
+            assert caps.resources.list_changed
             assert "counter__extra" not in {t.name for t in (await session.list_tools()).tools}
             assert text_of(await session.call_tool("counter__grow", {})) == "grown"
             with anyio.fail_after(30):  # bounds a hang; the notification comes within a second

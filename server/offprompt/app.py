@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import logging
 import weakref
+from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlparse
 
@@ -16,7 +17,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import ToolsListChanged
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
@@ -26,7 +27,7 @@ from offprompt.config import OffpromptSettings
 from offprompt.errors import NotFoundError, OffpromptError
 from offprompt.memory import URI_SCHEME, TaskMemory
 from offprompt.policy import Thresholds, apply
-from offprompt.proxy import ProgressFn, Proxy
+from offprompt.proxy import Listing, ProgressFn, Proxy
 from offprompt.tools import TOOLS, parse_args
 
 logger = logging.getLogger(__name__)
@@ -64,11 +65,25 @@ def _progress_forwarder(ctx: Ctx) -> ProgressFn:
     return forward
 
 
-class OffpromptServer(Server[Any]):
-    """The low-level server, advertising `tools.listChanged` whoever asks for its capabilities.
+#: What each changed list is announced as: to 2026-07-28 listeners, and to older clients' sessions.
+_CHANGED_EVENTS: dict[Listing, type[ToolsListChanged | PromptsListChanged | ResourcesListChanged]] = {
+    "tools": ToolsListChanged,
+    "prompts": PromptsListChanged,
+    "resources": ResourcesListChanged,
+}
+_CHANGED_NOTIFICATIONS: dict[Listing, str] = {
+    "tools": "send_tool_list_changed",
+    "prompts": "send_prompt_list_changed",
+    "resources": "send_resource_list_changed",
+}
+LIST_CHANGES = NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True)
 
-    Proxied tools come and go with the downstream servers. The transports that take initialization options
-    pass them explicitly, but the streamable HTTP session manager asks with none, and the default says no.
+
+class OffpromptServer(Server[Any]):
+    """The low-level server, advertising `listChanged` for tools, prompts and resources to whoever asks.
+
+    Proxied tools, prompts and resources come and go with the downstream servers. The streamable HTTP session
+    manager asks for the capabilities with no options, and the SDK's default says no.
     """
 
     def create_initialization_options(
@@ -78,7 +93,7 @@ class OffpromptServer(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+            notification_options or LIST_CHANGES, experimental_capabilities, extensions
         )
 
 
@@ -98,18 +113,20 @@ def build_server(
     # 2026-07-28 clients hear of changes through `subscriptions/listen`; older ones by a plain notification.
     bus = InMemorySubscriptionBus()
 
-    async def announce_tools_changed() -> None:
-        await bus.publish(ToolsListChanged())
+    async def announce(listings: Collection[Listing]) -> None:
+        for listing in listings:
+            await bus.publish(_CHANGED_EVENTS[listing]())
         for session in list(sessions.values()):
             if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 continue
             try:
-                await session.send_tool_list_changed()
+                for listing in listings:
+                    await getattr(session, _CHANGED_NOTIFICATIONS[listing])()
             except Exception:  # a client that went away
-                logger.debug("could not notify a session of changed tools", exc_info=True)
+                logger.debug("could not notify a session of changed lists", exc_info=True)
 
     if proxy is not None:
-        proxy.listeners.append(announce_tools_changed)
+        proxy.listeners.append(announce)
 
     async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
         remember(ctx)

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import mcp_types as mt
 from anyio.abc import TaskGroup
-from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
@@ -224,7 +224,7 @@ async def _stdio_pipes() -> tuple[asyncio.StreamReader, asyncio.WriteTransport, 
 
 async def serve_stdio(server: Server[Any], lane: FastLane | None) -> None:
     """Serve `server` on stdin/stdout until the client closes stdin."""
-    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    options = server.create_initialization_options()
     if not (_is_pipe_like(sys.stdin.fileno()) and _is_pipe_like(sys.stdout.fileno())):
         # Redirected from or to a file: the SDK's thread-backed transport handles that; no fast lane.
         async with stdio_server() as (read_stream, write_stream):

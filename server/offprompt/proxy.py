@@ -13,10 +13,10 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import anyio
 import mcp_types as mt
@@ -43,7 +43,11 @@ RETRY_SECONDS = 30.0  # how often a server that never started is tried again, wh
 
 ProgressFn = ProgressFnT
 T = TypeVar("T")
-ChangeFn = Callable[[], Awaitable[None]]
+#: Which of the lists a client holds have changed.
+Listing = Literal["tools", "prompts", "resources"]
+EVERY_LISTING: tuple[Listing, ...] = ("tools", "prompts", "resources")
+TOOLS_LISTING: tuple[Listing, ...] = ("tools",)
+ChangeFn = Callable[[Collection[Listing]], Awaitable[None]]
 
 
 def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
@@ -219,7 +223,7 @@ class Downstream:
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/tools/list_changed" and self._session is not None:
             self.tools = await _list_all_tools(self._session)
-            await self._on_tools_changed()
+            await self._on_tools_changed(TOOLS_LISTING)
 
     async def call(
         self,
@@ -336,11 +340,11 @@ class Proxy:
     ) -> None:
         places = places or {}
         self.downstreams = {
-            name: Downstream(name, cfg, self._tools_changed, places.get(name, "")) for name, cfg in servers.items()
+            name: Downstream(name, cfg, self._changed, places.get(name, "")) for name, cfg in servers.items()
         }
         self.default_timeout = default_timeout
         self.list_wait = list_wait
-        self._listed_early = False  # a tool listing went out while servers were still starting
+        self._listed_early = False  # a listing went out while servers were still starting
         self._started_at = 0.0
         self.listeners: list[ChangeFn] = []
         self._tg: TaskGroup | None = None
@@ -377,8 +381,8 @@ class Proxy:
                 self._one_started.set()
                 self._one_started = anyio.Event()
             if self._listed_early:
-                logger.info('MCP server "%s" started after the tools were listed', downstream.name)
-                await self._tools_changed()
+                logger.info('MCP server "%s" started after the lists were sent', downstream.name)
+                await self._changed(EVERY_LISTING)
 
         async with anyio.create_task_group() as starting:
             for downstream in self.downstreams.values():
@@ -405,11 +409,11 @@ class Proxy:
             logger.info("%s", exc)
             return
         logger.info('MCP server "%s" started on a later try', downstream.name)
-        await self._tools_changed()
+        await self._changed(EVERY_LISTING)
 
-    async def _tools_changed(self) -> None:
+    async def _changed(self, listings: Collection[Listing]) -> None:
         for listener in self.listeners:
-            await listener()
+            await listener(listings)
 
     def routes(self) -> dict[str, Route]:
         """Public tool name → server and tool; rebuilt when a downstream's tool list changes."""
@@ -442,8 +446,8 @@ class Proxy:
             await self._first_start.wait()
 
     async def ready_to_list(self) -> None:
-        """Wait for the servers still starting, up to `list_wait` after the proxy started; the tools of those
-        that start later are announced."""
+        """Wait for the servers still starting, up to `list_wait` after the proxy started; the tools, prompts
+        and resources of those that start later are announced."""
         assert self._tg is not None, "the proxy is not running"
         with anyio.move_on_after(self._started_at + self.list_wait - anyio.current_time()):
             await self._first_start.wait()
@@ -472,7 +476,7 @@ class Proxy:
     async def _gather(self, feature: str, fetch: Callable[[Downstream, McpSession], Awaitable[list[Any]]]) -> list[Any]:
         """What `fetch` returns from each live downstream that offers `feature`, in config order."""
         out: list[Any] = []
-        for downstream, session in await self._sessions(feature):
+        for downstream, session in await self._sessions(feature, listing=True):
             try:
                 out.extend(await fetch(downstream, session))
             except MCPError as exc:
@@ -498,12 +502,12 @@ class Proxy:
                     return await session.get_prompt(prompt.name, arguments)
         raise KeyError(public)
 
-    async def _sessions(self, feature: str, first: str | None = None) -> list[tuple[Downstream, McpSession]]:
+    async def _sessions(
+        self, feature: str, first: str | None = None, *, listing: bool = False
+    ) -> list[tuple[Downstream, McpSession]]:
         """The live sessions of servers that offer `feature` (`first` at the front); a dead one is skipped.
-
-        Waits for every first start: prompts and resources of a late server would not be announced.
-        """
-        await self.ready()
+        A listing waits for servers still starting as tools/list does; a get or read for every first start."""
+        await (self.ready_to_list() if listing else self.ready())
         assert self._tg is not None, "the proxy is not running"
         found: list[tuple[Downstream, McpSession]] = []
         for downstream in sorted(self._running(), key=lambda d: d.name != first):

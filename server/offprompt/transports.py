@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from mcp.server.lowlevel import NotificationOptions
 from mcp.server.runner import serve_loop
 from mcp.server.sse import SseServerTransport
 from mcp.server.stdio import stdio_server
@@ -283,7 +282,7 @@ class _SseStream:
                 read_stream,
                 write_stream,
                 lifespan_state=self.lifespan_state,
-                init_options=self.server.create_initialization_options(NotificationOptions(tools_changed=True)),
+                init_options=self.server.create_initialization_options(),
             )
 
 
@@ -349,9 +348,7 @@ async def serve_transport(
     """
     if settings.transport == "stdio":
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(
-                read_stream, write_stream, server.create_initialization_options(NotificationOptions(tools_changed=True))
-            )
+            await server.run(read_stream, write_stream, server.create_initialization_options())
         return
     if settings.transport == "http":
         app, path = http_app(server, settings), MCP_PATH
