@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from offprompt.memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
 REPO = Path(__file__).resolve().parent.parent
 PEERS_BIN = REPO / "tests" / "peers" / "node_modules" / ".bin"

@@ -32,7 +32,7 @@ def _store(memory: Any, result: Any) -> float:
 def cold_store(directory: Path) -> dict[str, Any]:
     """The first 1 MB store in a fresh process (pays tiktoken's set-up), then a warm one."""
     from bench.context import HeldIndexing
-    from offprompt.memory import MemorySettings, TaskMemory
+    from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
     memory = TaskMemory.open(MemorySettings(name="cold", data_dir=directory, ttl_seconds=None, max_bytes=None))
     HeldIndexing(memory)
@@ -50,7 +50,7 @@ def profile_store(directory: Path, megabytes: float = 1) -> dict[str, Any]:
     from pyinstrument import Profiler
 
     from bench.context import HeldIndexing
-    from offprompt.memory import MemorySettings, TaskMemory
+    from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
     memory = TaskMemory.open(MemorySettings(name="prof", data_dir=directory, ttl_seconds=None, max_bytes=None))
     HeldIndexing(memory)

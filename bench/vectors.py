@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from bench.context import Context
 from bench.corpus import MB, mixed_text
-from offprompt.memory import TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import index_tokens
 
 Vectors = npt.NDArray[np.float32]

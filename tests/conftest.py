@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from offprompt.app import build_server
-from offprompt.memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.serve.app import build_server
 
 
 @pytest.fixture

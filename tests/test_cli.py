@@ -37,7 +37,7 @@ async def test_serve_answers_over_stdio(tmp_path: Path) -> None:
 def test_starting_does_not_load_chroma_or_the_model() -> None:
     # Clients start their servers at launch; a quick `initialize` needs the heavy parts to load on first use.
     code = (
-        "import sys, offprompt.cli, offprompt.app, offprompt.memory; "
+        "import sys, offprompt.cli, offprompt.serve.app, offprompt.memory.task_memory; "
         "print(sorted(m for m in ('chromadb', 'onnxruntime', 'tokenizers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from offprompt.artifacts import ImageArtifact, JsonArtifact, TextArtifact, from_result
-from offprompt.memory import TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import count_tokens
 
 from .support import DOCS, meta, text_of

@@ -9,7 +9,7 @@ import pytest
 
 from offprompt.config import StdioServer
 from offprompt.policy import Thresholds, decide, result_text_size
-from offprompt.proxy import Proxy, public_name
+from offprompt.proxy.downstreams import Proxy, public_name
 
 THRESHOLDS = Thresholds(tokens=4000, blob_bytes=256 * 1024)
 

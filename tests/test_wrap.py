@@ -10,7 +10,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 import offprompt
-from offprompt.memory import TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 
 pytestmark = pytest.mark.anyio
 

@@ -39,9 +39,9 @@ from typing import Any
 import mcp_types as mt
 
 from offprompt.artifacts import from_block
-from offprompt.chunking import chunk
-from offprompt.memory import MemorySettings, TaskMemory
-from offprompt.storage.base import Hit
+from offprompt.memory.chunking import chunk
+from offprompt.memory.storage.base import Hit
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
@@ -199,7 +199,7 @@ def run(memory: TaskMemory, docs: dict[str, Doc], questions: list[Question]) -> 
 def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict[str, Any]:
     """Where the issue started: fixed 200-token windows, ranked by the same MiniLM's cosine, or by BM25."""
     from offprompt.embedding import MiniLMEmbedding
-    from offprompt.storage.lexical import ChunkRecord, LexicalIndex
+    from offprompt.memory.storage.lexical import ChunkRecord, LexicalIndex
 
     model = MiniLMEmbedding()
     lexical = LexicalIndex(tmp / "baseline-lexical.sqlite3")

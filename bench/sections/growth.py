@@ -21,9 +21,9 @@ from bench.report import Row, SectionResult
 from bench.sections.readback import _meta
 from bench.timing import ameasure, measure, summarize
 from bench.vectors import chunk_texts, insert, noisy, real_vectors
-from offprompt.app import build_server
 from offprompt.artifacts import TextArtifact
-from offprompt.memory import TaskMemory
+from offprompt.memory.task_memory import TaskMemory
+from offprompt.serve.app import build_server
 
 NAME = "growth"
 TITLE = "6. Growth"

@@ -20,9 +20,9 @@ from bench.corpus import KB, MB, mixed_text, questions
 from bench.report import Row, SectionResult, check
 from bench.timing import Stats, ainterleaved, ameasure
 from bench.vectors import insert, noisy, real_vectors
-from offprompt.app import build_server
 from offprompt.artifacts import TextArtifact
-from offprompt.memory import TaskMemory
+from offprompt.memory.task_memory import TaskMemory
+from offprompt.serve.app import build_server
 
 NAME = "readback"
 TITLE = "3. Read back"

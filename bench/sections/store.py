@@ -22,8 +22,8 @@ from bench.corpus import KB, MB, mixed_text, noise_png
 from bench.report import Row, SectionResult, check
 from bench.timing import Stats, measure, summarize
 from offprompt.artifacts import from_result
-from offprompt.memory import TaskMemory
-from offprompt.storage.text import EMBED_BATCH
+from offprompt.memory.storage.text import EMBED_BATCH
+from offprompt.memory.task_memory import TaskMemory
 
 NAME = "store"
 TITLE = "2. Store"

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import anyio
 
-from offprompt import __version__, tokens
+from offprompt import tokens
+from offprompt._version import __version__
 from offprompt.config import LoadedConfig, OffpromptSettings, StdioServer, load_config
 from offprompt.errors import ConfigError, OffpromptError
-from offprompt.memory import MemorySettings, TaskMemory, default_data_dir
-from offprompt.siblings import open_free
-from offprompt.storage import EmbeddingSpec
-from offprompt.transports import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
+from offprompt.memory.siblings import open_free
+from offprompt.memory.storage import EmbeddingSpec
+from offprompt.memory.task_memory import MemorySettings, TaskMemory, default_data_dir
+from offprompt.serve.http import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
 
 logger = logging.getLogger("offprompt")
 
@@ -73,9 +74,10 @@ async def _serve(
     transport: TransportSettings,
     listener: socket.socket | None,
 ) -> None:
-    from offprompt.app import build_server
-    from offprompt.fastlane import FastLane, serve_stdio
-    from offprompt.proxy import Proxy
+    from offprompt.proxy.downstreams import Proxy
+    from offprompt.serve.app import build_server
+    from offprompt.serve.fastlane import FastLane
+    from offprompt.serve.stdio import serve_stdio
 
     places = {
         name: config.place(name, "command" if isinstance(server, StdioServer) else "url")

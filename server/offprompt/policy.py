@@ -7,18 +7,17 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio.to_thread
 import mcp_types as mt
 
 from offprompt.artifacts import from_result
-from offprompt.memory import TaskMemory
+from offprompt.config import OffPrompt
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import count_tokens_beyond
 
 logger = logging.getLogger(__name__)
-
-OffPrompt = Literal["auto", "always", "never"]
 
 
 @dataclass(frozen=True, slots=True)

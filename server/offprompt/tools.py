@@ -19,10 +19,10 @@ import mcp_types as mt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, to_block
-from offprompt.catalog import NamespaceRecord
 from offprompt.errors import InvalidArgumentError, NotFoundError
-from offprompt.memory import TaskMemory
-from offprompt.storage.base import SearchMode
+from offprompt.memory.catalog import NamespaceRecord
+from offprompt.memory.storage.base import SearchMode
+from offprompt.memory.task_memory import TaskMemory
 
 DEFAULT_WINDOW = 2000
 MAX_WINDOW = 20000

@@ -1,0 +1,166 @@
+"""The memory's catalog: what each namespace holds and where it came from (Griptape's meta memory).
+
+One SQLite file per memory. A namespace row is written last, in one
+transaction with its items, so a namespace is either listed whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from offprompt.memory.storage.sqlite_db import SqliteDb
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS namespaces (
+    namespace TEXT PRIMARY KEY,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    owner TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL,
+    expires REAL
+);
+CREATE TABLE IF NOT EXISTS items (
+    namespace TEXT NOT NULL REFERENCES namespaces(namespace) ON DELETE CASCADE,
+    item INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    mime_type TEXT,
+    tokens INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    meta TEXT NOT NULL,
+    PRIMARY KEY (namespace, item)
+);
+CREATE INDEX IF NOT EXISTS namespaces_created ON namespaces(created);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRecord:
+    item: int
+    kind: str
+    name: str
+    mime_type: str | None
+    tokens: int
+    bytes: int
+    meta: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceRecord:
+    namespace: str
+    tool: str
+    arguments: Mapping[str, Any]
+    owner: str
+    created: float
+    expires: float | None
+    items: tuple[ItemRecord, ...]
+
+    @property
+    def kinds(self) -> list[str]:
+        return [i.kind for i in self.items]
+
+    @property
+    def tokens(self) -> int:
+        return sum(i.tokens for i in self.items)
+
+    @property
+    def bytes(self) -> int:
+        return sum(i.bytes for i in self.items)
+
+
+class Catalog:
+    """Namespace and item records in SQLite; safe to use from several threads."""
+
+    def __init__(self, path: Path) -> None:
+        self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "foreign_keys = ON"))
+
+    def add(self, record: NamespaceRecord) -> None:
+        with self._sql.transaction() as db:
+            db.execute(
+                "INSERT INTO namespaces VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    record.namespace,
+                    record.tool,
+                    json.dumps(record.arguments, ensure_ascii=False, default=str),
+                    record.owner,
+                    record.created,
+                    record.expires,
+                ),
+            )
+            db.executemany(
+                "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        record.namespace,
+                        i.item,
+                        i.kind,
+                        i.name,
+                        i.mime_type,
+                        i.tokens,
+                        i.bytes,
+                        json.dumps(i.meta, ensure_ascii=False),
+                    )
+                    for i in record.items
+                ],
+            )
+
+    def get(self, namespace: str) -> NamespaceRecord | None:
+        with self._sql.lock:
+            row = self._sql.db.execute("SELECT * FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
+            if row is None:
+                return None
+            return self._record(row)
+
+    def newest(self, limit: int | None = None, owner: str | None = None) -> list[NamespaceRecord]:
+        sql = "SELECT * FROM namespaces"
+        params: list[Any] = []
+        if owner is not None:
+            sql += " WHERE owner = ?"
+            params.append(owner)
+        sql += " ORDER BY created DESC, rowid DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        with self._sql.lock:
+            return [self._record(row) for row in self._sql.db.execute(sql, params).fetchall()]
+
+    def expired(self, now: float) -> list[str]:
+        with self._sql.lock:
+            rows = self._sql.db.execute(
+                "SELECT namespace FROM namespaces WHERE expires IS NOT NULL AND expires <= ?", (now,)
+            )
+            return [r[0] for r in rows.fetchall()]
+
+    def total_bytes(self) -> int:
+        with self._sql.lock:
+            return int(self._sql.db.execute("SELECT COALESCE(SUM(bytes), 0) FROM items").fetchone()[0])
+
+    def remove(self, namespace: str) -> None:
+        with self._sql.transaction() as db:
+            db.execute("DELETE FROM namespaces WHERE namespace = ?", (namespace,))
+
+    def close(self) -> None:
+        self._sql.close()
+
+    def _record(self, row: tuple[Any, ...]) -> NamespaceRecord:
+        namespace, tool, arguments, owner, created, expires = row
+        items = tuple(
+            ItemRecord(item=r[0], kind=r[1], name=r[2], mime_type=r[3], tokens=r[4], bytes=r[5], meta=json.loads(r[6]))
+            for r in self._sql.db.execute(
+                "SELECT item, kind, name, mime_type, tokens, bytes, meta FROM items WHERE namespace = ? ORDER BY item",
+                (namespace,),
+            ).fetchall()
+        )
+        return NamespaceRecord(
+            namespace=namespace,
+            tool=tool,
+            arguments=json.loads(arguments),
+            owner=owner,
+            created=created,
+            expires=expires,
+            items=items,
+        )

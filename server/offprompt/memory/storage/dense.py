@@ -1,0 +1,251 @@
+"""Dense search over a memory's chunks: their vectors in a Chroma collection.
+
+The embedding function is a choice (:class:`EmbeddingSpec`): the bundled
+offline MiniLM by default, or any embedding function Chroma knows by name
+(``openai``, ``ollama``, ``sentence_transformer``, …) with its config. The
+collection remembers which function built it, and reopening it with another
+one raises :class:`IncompatibleStoreError`: vectors of two models can't be
+compared, and searching them would return noise without a word of warning.
+
+Chroma and the model load on first use (about two seconds), never at start-up.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from offprompt.errors import ConfigError, IncompatibleStoreError
+from offprompt.memory.storage.lexical import ChunkRecord
+
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection as ChromaCollection
+
+__all__ = ["ChromaLocation", "DenseIndex", "EmbeddingSpec", "collection_name"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_EMBEDDING = "offprompt-minilm-int8"  # embedding.EF_NAME, without importing onnxruntime's side at start-up
+_MODEL_KEYS = ("model", "model_name", "model_id", "deployment_id")
+
+
+@dataclass(frozen=True, slots=True)
+class ChromaLocation:
+    """Where the chunk vectors live: a local directory, process memory, or a Chroma server."""
+
+    mode: Literal["persistent", "ephemeral", "http"] = "persistent"
+    path: Path | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingSpec:
+    """Which embedding function builds a memory's vectors: a name Chroma knows it by, and its config.
+
+    ``EmbeddingSpec()`` is the bundled offline MiniLM. Others are Chroma's own, e.g.
+    ``EmbeddingSpec("ollama", {"url": "http://localhost:11434", "model_name": "nomic-embed-text"})`` or
+    ``EmbeddingSpec("openai", {"model_name": "text-embedding-3-small", "api_key_env_var": "OPENAI_API_KEY"})``;
+    each takes the config its ``build_from_config`` reads.
+    """
+
+    name: str = DEFAULT_EMBEDDING
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    def build(self) -> Any:
+        """The embedding function; a ConfigError that names the choices if it can't be built."""
+        from chromadb.utils.embedding_functions import known_embedding_functions
+
+        import offprompt.embedding  # registers the bundled function with Chroma
+
+        if self.name == DEFAULT_EMBEDDING:
+            return offprompt.embedding.MiniLMEmbedding.build_from_config(dict(self.config))
+        cls = known_embedding_functions.get(self.name)
+        if cls is None:
+            names = ", ".join(sorted(known_embedding_functions))
+            raise ConfigError(f"unknown embedding function {self.name!r}: use one of {names}")
+        try:
+            return cls.build_from_config(dict(self.config))
+        except Exception as exc:  # each function fails its own way: a missing package, key or setting
+            raise ConfigError(
+                f"embedding function {self.name!r} could not be built from {dict(self.config)!r}: {exc}. "
+                "Fix its config, or remove the embedding setting to use the bundled offline model."
+            ) from exc
+
+
+def _record(meta: Mapping[str, Any]) -> ChunkRecord:
+    return ChunkRecord(
+        namespace=str(meta["namespace"]),
+        item=int(meta["item"]),
+        chunk=int(meta["chunk"]),
+        start=int(meta.get("start", -1)),
+        end=int(meta.get("end", -1)),
+        offset=int(meta["offset"]),
+        context=str(meta.get("context", "")),
+    )
+
+
+def identity(name: str, config: Mapping[str, Any]) -> str:
+    """What must match for two embedding functions' vectors to be comparable: the function and its model."""
+    model = next((str(config[k]) for k in _MODEL_KEYS if config.get(k)), "")
+    return f"{name} ({model})" if model else name
+
+
+def collection_name(memory_name: str) -> str:
+    """A valid Chroma collection name (3-512 of [a-zA-Z0-9._-], alphanumeric at both ends)."""
+    cleaned = re.sub(r"[^a-zA-Z0-9._-]", "-", f"offprompt-{memory_name}").strip("-._")
+    return cleaned[:512]
+
+
+class DenseIndex:
+    """Chunk vectors in one Chroma collection per memory, opened on first use."""
+
+    def __init__(self, memory_name: str, location: ChromaLocation, spec: EmbeddingSpec, tombstones: Path) -> None:
+        self._memory_name = memory_name
+        self._location = location
+        self._spec = spec
+        self._tombstones = tombstones
+        self._client: Any = None
+        self._function: Any = None
+        self._collection: ChromaCollection | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def is_open(self) -> bool:
+        return self._collection is not None
+
+    def open(self) -> ChromaCollection:
+        """The collection, opened (or created) on first use; IncompatibleStoreError if another model built it."""
+        if self._collection is not None:
+            return self._collection
+        with self._lock:
+            if self._collection is None:
+                self._collection = self._open()
+            return self._collection
+
+    def _open(self) -> ChromaCollection:
+        import chromadb  # heavy: imported on first use, not at start-up
+        import chromadb.errors
+        from chromadb.config import Settings
+
+        function = self._spec.build()
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        name = collection_name(self._memory_name)
+        if self._location.mode == "http":
+            self._client = chromadb.HttpClient(host=self._location.url or "http://127.0.0.1:8000", settings=settings)
+        elif self._location.mode == "ephemeral":
+            # Ephemeral clients in one process share one store: keep each memory's collection apart.
+            self._client = chromadb.EphemeralClient(settings=settings)
+            name = f"{name}-{id(self)}"
+        else:
+            assert self._location.path is not None
+            self._client = chromadb.PersistentClient(path=str(self._location.path), settings=settings)
+        try:
+            existing = self._client.get_collection(name, embedding_function=None)
+        except chromadb.errors.NotFoundError:
+            existing = None
+        wanted = identity(function.name(), function.get_config())
+        if existing is not None:
+            built = existing.configuration_json.get("embedding_function") or {}
+            found = identity(str(built.get("name", DEFAULT_EMBEDDING)), built.get("config") or {})
+            if found != wanted:
+                raise IncompatibleStoreError(
+                    f'memory "{self._memory_name}" was indexed with the embedding function {found}, but '
+                    f"{wanted} is configured; vectors of different models can't be searched together. Set the "
+                    f"embedding back to {found}, or use another memory_name for {wanted} "
+                    "(or delete this memory's directory to re-index it)."
+                )
+        collection: ChromaCollection = self._client.get_or_create_collection(
+            name, embedding_function=function, configuration={"hnsw": {"space": "cosine"}}
+        )
+        self._function = function
+        if self._tombstones.exists():
+            for namespace in set(self._tombstones.read_text(encoding="utf-8").split()):
+                collection.delete(where={"namespace": namespace})
+            self._tombstones.unlink()
+        return collection
+
+    def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
+        self.open()
+        if hasattr(self._function, "embed"):  # the bundled model: one numpy array, no per-row copies
+            return list(self._function.embed(list(texts)))
+        return list(self._function(list(texts)))
+
+    def embed_query(self, text: str) -> Sequence[float]:
+        self.open()
+        if hasattr(self._function, "embed"):
+            vectors = self._function.embed([text])
+        else:  # some models embed queries differently from documents (instruction prefixes)
+            vectors = self._function.embed_query([text])
+        return [float(x) for x in vectors[0]]
+
+    def upsert(self, records: Sequence[ChunkRecord], documents: Sequence[str], vectors: Sequence[Any]) -> None:
+        self.open().upsert(
+            ids=[r.id for r in records],
+            documents=list(documents),
+            embeddings=list(vectors),
+            metadatas=[
+                {
+                    "namespace": r.namespace,
+                    "item": r.item,
+                    "chunk": r.chunk,
+                    "offset": r.offset,
+                    "start": r.start,
+                    "end": r.end,
+                    "context": r.context,
+                }
+                for r in records
+            ],
+        )
+
+    def search(
+        self, vector: Sequence[float], namespaces: Collection[str] | None, limit: int
+    ) -> list[tuple[ChunkRecord, float, str]]:
+        """The chunks nearest the query's vector, best first: each with its cosine similarity and stored document."""
+        if namespaces is not None and not namespaces:
+            return []
+        where: dict[str, Any] | None = None if namespaces is None else {"namespace": {"$in": sorted(namespaces)}}
+        result = self.open().query(
+            query_embeddings=[vector], n_results=limit, where=where, include=["metadatas", "distances", "documents"]
+        )
+        metadatas = (result.get("metadatas") or [[]])[0]
+        distances = (result.get("distances") or [[]])[0]
+        documents = (result.get("documents") or [[]])[0]
+        return [
+            (_record(meta), round(1.0 - float(d), 4), doc or "")
+            for meta, d, doc in zip(metadatas, distances, documents, strict=True)
+        ]
+
+    def similarities(self, vector: Sequence[float], records: Sequence[ChunkRecord]) -> dict[str, float]:
+        """Cosine similarity of the query's vector to these chunks (those not embedded yet are left out)."""
+        if not records:
+            return {}
+        found = self.open().get(ids=[r.id for r in records], include=["embeddings"])
+        ids = found.get("ids") or []
+        embeddings = found.get("embeddings")
+        if embeddings is None or not len(ids):
+            return {}
+        matrix = np.asarray(embeddings, dtype=np.float32)
+        query = np.asarray(vector, dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
+        cosine = (matrix @ query) / np.clip(norms, 1e-12, None)
+        return {str(i): round(float(c), 4) for i, c in zip(ids, cosine, strict=True)}
+
+    def delete(self, namespace: str) -> None:
+        with self._lock:
+            if self._collection is None:
+                # Opening Chroma costs a second; note the namespace and drop its chunks when it opens.
+                with open(self._tombstones, "a", encoding="utf-8") as f:
+                    f.write(namespace + "\n")
+                return
+        self._collection.delete(where={"namespace": namespace})
+
+    def delete_item(self, namespace: str, item: int) -> None:
+        """Drop one item's vectors, e.g. those of an earlier chunking before it is embedded again."""
+        self.open().delete(where={"$and": [{"namespace": namespace}, {"item": item}]})

@@ -1,0 +1,151 @@
+"""Off-prompt results for an MCP server written in Python, without a proxy hop.
+
+    server = MCPServer("logs")
+    ...
+    offprompt.wrap(server, tools={"read_secrets": "always"})
+
+`wrap` adds one middleware to the server (an `MCPServer` or a low-level
+`Server`): `tools/list` gains the memory tools (and loses the `outputSchema`
+of tools whose results may become references), and every `tools/call` result
+goes through the same policy as the proxy's.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import anyio.to_thread
+import mcp_types as mt
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from pydantic import BaseModel
+
+from offprompt import tokens
+from offprompt.config import OffPrompt
+from offprompt.errors import OffpromptError
+from offprompt.memory.siblings import open_free
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.policy import Thresholds, apply, decide
+from offprompt.tools import TOOLS, parse_args
+
+logger = logging.getLogger(__name__)
+
+
+class _HasMiddleware(Protocol):
+    @property
+    def middleware(self) -> list[ServerMiddleware[Any]]: ...
+
+
+def _as_dict(result: HandlerResult) -> dict[str, Any]:
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dict(result or {})
+
+
+class OffPromptMiddleware:
+    """Stores large or sensitive tool results of the server it wraps, and serves the memory tools."""
+
+    def __init__(
+        self,
+        memory: TaskMemory | MemorySettings,
+        *,
+        off_prompt: OffPrompt = "auto",
+        tools: Mapping[str, OffPrompt] | None = None,
+        thresholds: Thresholds | None = None,
+        preview_tokens: int = 0,
+        source: str = "server",
+    ) -> None:
+        self._memory = memory if isinstance(memory, TaskMemory) else None
+        self._settings = memory if isinstance(memory, MemorySettings) else None
+        self._open_lock = threading.Lock()
+        self.off_prompt = off_prompt
+        self.tools = dict(tools or {})
+        self.thresholds = thresholds or Thresholds()
+        self.preview_tokens = preview_tokens
+        self.source = source
+
+    def memory(self) -> TaskMemory:
+        """The memory, opened on first use (it takes the directory lock then, not at import)."""
+        with self._open_lock:
+            if self._memory is None:
+                assert self._settings is not None
+                self._memory = open_free(self._settings)
+            return self._memory
+
+    def policy_for(self, tool: str) -> OffPrompt:
+        return self.tools.get(tool, self.off_prompt)
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "tools/list":
+            return await self._list(ctx, call_next)
+        if ctx.method == "tools/call":
+            return await self._call(ctx, call_next)
+        return await call_next(ctx)
+
+    async def _list(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = _as_dict(await call_next(ctx))
+        for tool in result.get("tools", []):
+            if self.policy_for(tool["name"]) != "never":
+                tool.pop("outputSchema", None)  # a reference cannot match it
+        if not (ctx.params or {}).get("cursor"):
+            result["tools"] = [
+                t.definition().model_dump(mode="json", by_alias=True, exclude_none=True) for t in TOOLS.values()
+            ] + list(result.get("tools", []))
+        return result
+
+    async def _call(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        params = ctx.params or {}
+        name = str(params.get("name", ""))
+        memory_tool = TOOLS.get(name)
+        if memory_tool is not None:
+            try:
+                memory = await anyio.to_thread.run_sync(self.memory)
+                return await memory_tool.handler(memory, parse_args(memory_tool, params.get("arguments")), None)
+            except OffpromptError as exc:
+                return mt.CallToolResult(content=[mt.TextContent(text=str(exc))], is_error=True)
+        raw = await call_next(ctx)
+        result = mt.CallToolResult.model_validate(_as_dict(raw))
+        mode = self.policy_for(name)
+        if not decide(mode, result, self.thresholds).store:
+            return raw  # untouched, as the server made it
+        try:
+            memory = await anyio.to_thread.run_sync(self.memory)
+            return await apply(
+                memory,
+                result,
+                mode,
+                self.thresholds,
+                tool=f"{self.source}.{name}",
+                arguments=params.get("arguments") or {},
+                preview_tokens=self.preview_tokens,
+            )
+        except OffpromptError as exc:
+            text = f"The result of {name} could not be stored off the prompt: {exc}"
+            return mt.CallToolResult(content=[mt.TextContent(text=text)], is_error=True)
+
+
+def wrap(
+    server: _HasMiddleware,
+    *,
+    memory: TaskMemory | MemorySettings | None = None,
+    off_prompt: OffPrompt = "auto",
+    tools: Mapping[str, OffPrompt] | None = None,
+    threshold_tokens: int = 4000,
+    blob_threshold_bytes: int = 256 * 1024,
+    preview_tokens: int = 0,
+) -> OffPromptMiddleware:
+    """Give `server` off-prompt results and the memory tools; returns the middleware it added."""
+    middleware = OffPromptMiddleware(
+        memory if memory is not None else MemorySettings(),
+        off_prompt=off_prompt,
+        tools=tools,
+        thresholds=Thresholds(tokens=threshold_tokens, blob_bytes=blob_threshold_bytes),
+        preview_tokens=preview_tokens,
+        source=getattr(server, "name", "server"),
+    )
+    server.middleware.append(middleware)
+    # The tokenizer tables load in the background, so the first large result does not wait for them.
+    threading.Thread(target=tokens.warm_up, name="offprompt-warm-up", daemon=True).start()
+    return middleware

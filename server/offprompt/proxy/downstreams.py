@@ -1,0 +1,571 @@
+"""Connections to the user's MCP servers: started once, reused for every call, restarted after a crash.
+
+Each downstream runs in its own task that holds the transport and the
+`ClientSession` open until the proxy closes. Calls share that one session and
+run concurrently. A downstream that fails to start, dies or times out fails
+its own calls with a sentence that says so; the others are not affected, and
+the next call to it starts it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar
+
+import anyio
+import mcp_types as mt
+from anyio.abc import TaskGroup, TaskStatus
+from mcp import ClientSession
+from mcp.client.session import IncomingMessage
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+
+from offprompt.config import HttpServer, OffPrompt, ServerConfig, StdioServer
+from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
+from offprompt.proxy.stdio_session import Process, RawProgress, StdioSession, close_process, open_process
+
+logger = logging.getLogger(__name__)
+
+MAX_NAME = 64
+SEPARATOR = "__"
+START_TIMEOUT = 60.0
+#: How long a listing waits for servers still starting (an `npx -y` server downloads itself on its first run);
+#: clients time a request out at about a minute, so a later one is announced with tools/list_changed instead.
+LIST_WAIT_SECONDS = 15.0
+RETRY_SECONDS = 30.0  # how often a server that never started is tried again, when the client lists tools
+
+ProgressFn = ProgressFnT
+T = TypeVar("T")
+#: Which of the lists a client holds have changed.
+Listing = Literal["tools", "prompts", "resources"]
+EVERY_LISTING: tuple[Listing, ...] = ("tools", "prompts", "resources")
+TOOLS_LISTING: tuple[Listing, ...] = ("tools",)
+ChangeFn = Callable[[Collection[Listing]], Awaitable[None]]
+
+
+def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
+    """`{server}__{tool}` with characters outside [A-Za-z0-9_-] made `_`, cut to 64 with a stable hash."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}{SEPARATOR}{tool}")
+    if len(name) <= MAX_NAME and not force_hash:
+        return name
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9]}_{digest}"
+
+
+def _child_env(extra: Mapping[str, str]) -> dict[str, str]:
+    # The downstream gets the user's environment (PATH, HOME for npx/uvx) but none of offprompt's secrets.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OFFPROMPT_")}
+    env.update(extra)
+    return env
+
+
+def _http_transport(config: HttpServer) -> AbstractAsyncContextManager[Any]:
+    if config.transport == "sse":
+        from mcp.client.sse import sse_client
+
+        return sse_client(str(config.url), headers=dict(config.headers))
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return streamable_http_client(str(config.url), http_client=create_mcp_http_client(headers=dict(config.headers)))
+
+
+class McpSession(Protocol):
+    """What the proxy needs of a session: the SDK's `ClientSession` (HTTP, SSE) or the lean `StdioSession`."""
+
+    @property
+    def server_capabilities(self) -> mt.ServerCapabilities | None: ...
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, progress_callback: Any = None
+    ) -> mt.CallToolResult: ...
+
+    async def list_tools(self, *, params: mt.PaginatedRequestParams | None = None) -> mt.ListToolsResult: ...
+
+    async def list_prompts(self) -> mt.ListPromptsResult: ...
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> mt.GetPromptResult: ...
+
+    async def list_resources(self) -> mt.ListResourcesResult: ...
+
+    async def list_resource_templates(self) -> mt.ListResourceTemplatesResult: ...
+
+    async def read_resource(self, uri: str) -> Any: ...
+
+
+def _where(config: ServerConfig) -> str:
+    if isinstance(config, StdioServer):
+        return f"command {' '.join([config.command, *config.args])!r}"
+    return f"url {config.url}"
+
+
+class Downstream:
+    """One of the user's MCP servers, as offprompt sees it."""
+
+    def __init__(self, name: str, config: ServerConfig, on_tools_changed: ChangeFn, place: str = "") -> None:
+        self.name = name
+        self.config = config
+        self.tools_version = 0
+        self._tools: list[mt.Tool] = []
+        self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
+        self.error: str | None = None
+        self.starts = 0
+        self.last_attempt = -float("inf")
+        self._on_tools_changed = on_tools_changed
+        self.died: str | None = None  # why a running server stopped, until a call has reported it
+        self._session: McpSession | None = None
+        self._stop: anyio.Event | None = None
+        self._start_lock = anyio.Lock()
+
+    @property
+    def tools(self) -> list[mt.Tool]:
+        """The server's tools as it last listed them (kept while it is down, so its calls can say so)."""
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: list[mt.Tool]) -> None:
+        self._tools = tools
+        self.tools_version += 1
+
+    @property
+    def running(self) -> bool:
+        return self._session is not None
+
+    async def ensure_started(self, tg: TaskGroup) -> McpSession:
+        """The live session, starting the server first if it is not running."""
+        async with self._start_lock:
+            if self._session is None:
+                self.last_attempt = anyio.current_time()
+                try:
+                    with anyio.fail_after(START_TIMEOUT):
+                        await tg.start(self._run)
+                except TimeoutError:
+                    self.error = f"it did not answer initialize within {START_TIMEOUT:.0f} s"
+                    raise DownstreamUnavailableError(self._unavailable()) from None
+                except Exception as exc:
+                    self.error = _describe(exc)
+                    raise DownstreamUnavailableError(self._unavailable()) from None
+            assert self._session is not None
+            return self._session
+
+    def _unavailable(self) -> str:
+        return (
+            f'MCP server "{self.name}" could not be started ({self.place or _where(self.config)}): {self.error}. '
+            "Check its entry in the offprompt config; offprompt tries again on the next call."
+        )
+
+    @asynccontextmanager
+    async def _open(self) -> AsyncIterator[McpSession]:
+        """An initialized session: the lean stdio one for local servers, the SDK's for remote ones."""
+        config = self.config
+        if isinstance(config, StdioServer):
+            process = await open_process(
+                config.command, list(config.args), _child_env(config.env), str(config.cwd) if config.cwd else None
+            )
+            try:
+                async with anyio.create_task_group() as tg:
+                    session = StdioSession(process, self._on_notification)
+                    tg.start_soon(self._watch, session, process)
+                    await session.initialize()
+                    yield session
+                    tg.cancel_scope.cancel()
+            finally:
+                await close_process(process)
+            return
+        assert isinstance(config, HttpServer)
+        async with AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(_http_transport(config))
+            client = await stack.enter_async_context(ClientSession(read, write, message_handler=self._on_message))
+            await client.initialize()
+            yield client
+
+    async def _watch(self, session: StdioSession, process: Process) -> None:
+        """Notice at once when a local server exits, so its next call can say so and restart it."""
+        await session.read_loop()
+        # A death that cut off a request was reported by that request; only an idle death is left to report.
+        if self._stop is not None and not self._stop.is_set() and session.failed_requests == 0:
+            with anyio.move_on_after(1):
+                await process.wait()
+            self.died = f"exit code {process.returncode}" if process.returncode is not None else "it closed stdout"
+            logger.warning('MCP server "%s" stopped: %s', self.name, self.died)
+        self.stop()
+
+    async def _run(self, *, task_status: TaskStatus[None]) -> None:
+        stop = anyio.Event()
+        started = False
+        try:
+            async with self._open() as session:
+                self.starts += 1
+                self.tools = await _list_all_tools(session)
+                self._session, self._stop, self.error, self.died = session, stop, None, None
+                started = True
+                task_status.started()
+                await stop.wait()
+        except Exception as exc:
+            if not started:
+                raise
+            logger.warning('MCP server "%s" stopped: %s', self.name, _describe(exc))
+        finally:
+            if self._stop is stop:
+                self._session = self._stop = None
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, mt.ToolListChangedNotification):
+            await self._on_notification("notifications/tools/list_changed", {})
+
+    async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/tools/list_changed" and self._session is not None:
+            self.tools = await _list_all_tools(self._session)
+            await self._on_tools_changed(TOOLS_LISTING)
+
+    async def call(
+        self,
+        tg: TaskGroup,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        limit: float | None,
+        progress: ProgressFn | None = None,
+    ) -> mt.CallToolResult:
+        """Call a tool; the result as an SDK model."""
+
+        async def send(session: McpSession) -> mt.CallToolResult:
+            return await session.call_tool(tool, arguments, progress_callback=progress)
+
+        return await self._guarded(tg, tool, limit, send)
+
+    async def call_raw(
+        self,
+        tg: TaskGroup,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        limit: float | None,
+        progress: RawProgress | None = None,
+    ) -> dict[str, Any]:
+        """Call a tool of a local server; the result exactly as the server wrote it (the fast lane)."""
+
+        async def send(session: McpSession) -> dict[str, Any]:
+            assert isinstance(session, StdioSession)
+            return await session.request("tools/call", {"name": tool, "arguments": arguments or {}}, progress)
+
+        return await self._guarded(tg, tool, limit, send)
+
+    @property
+    def raw_capable(self) -> bool:
+        """Whether calls can take the fast lane: a live local server with no death left to report."""
+        return isinstance(self._session, StdioSession) and self.died is None
+
+    async def _guarded(
+        self, tg: TaskGroup, tool: str, limit: float | None, send: Callable[[McpSession], Awaitable[T]]
+    ) -> T:
+        if self.died is not None:
+            reason, self.died = self.died, None
+            raise DownstreamUnavailableError(
+                f'MCP server "{self.name}" had stopped ({reason}). offprompt starts it again on the next call.'
+            )
+        session = await self.ensure_started(tg)
+        try:
+            with anyio.fail_after(limit):
+                return await send(session)
+        except TimeoutError:
+            raise DownstreamTimeoutError(
+                f'"{self.name}.{tool}" did not answer within {limit:.0f} s; the call was abandoned. '
+                "Try again, or raise timeout_seconds for this server in the offprompt config."
+            ) from None
+        except MCPError as exc:
+            if exc.code != mt.CONNECTION_CLOSED:
+                raise  # the server answered with a protocol error: it is alive
+            self.stop()
+            raise DownstreamUnavailableError(
+                f'MCP server "{self.name}" stopped during the call ({exc.message}). '
+                "offprompt starts it again on the next call."
+            ) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
+            self.stop()
+            raise DownstreamUnavailableError(
+                f'MCP server "{self.name}" stopped during the call ({_describe(exc)}). '
+                "offprompt starts it again on the next call."
+            ) from None
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        self._session = None
+
+
+async def _list_all_tools(session: McpSession) -> list[mt.Tool]:
+    tools: list[mt.Tool] = []
+    cursor: str | None = None
+    while True:
+        page = await session.list_tools(params=mt.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def _capable(session: McpSession, feature: str) -> bool:
+    capabilities = session.server_capabilities
+    return capabilities is not None and getattr(capabilities, feature, None) is not None
+
+
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    server: str
+    tool: str
+
+
+class Proxy:
+    """All downstream servers, their tools under public names, and calls routed to them."""
+
+    def __init__(
+        self,
+        servers: Mapping[str, ServerConfig],
+        default_timeout: float | None = 120.0,
+        places: Mapping[str, str] | None = None,
+        list_wait: float = LIST_WAIT_SECONDS,
+    ) -> None:
+        places = places or {}
+        self.downstreams = {
+            name: Downstream(name, cfg, self._changed, places.get(name, "")) for name, cfg in servers.items()
+        }
+        self.default_timeout = default_timeout
+        self.list_wait = list_wait
+        self._listed_early = False  # a listing went out while servers were still starting
+        self._started_at = 0.0
+        self.listeners: list[ChangeFn] = []
+        self._tg: TaskGroup | None = None
+        self._first_start: anyio.Event = anyio.Event()
+        self._one_started = anyio.Event()  # set, and replaced, each time a server's first start ends
+        self._resource_owner: dict[str, str] = {}
+        self._routes: dict[str, Route] = {}
+        self._listed: list[mt.Tool] = []
+        self._routes_version: tuple[int, ...] = ()
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Proxy]:
+        """Start every downstream in the background; stop them all on exit."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            self._started_at = anyio.current_time()
+            tg.start_soon(self._start_all, tg)
+            try:
+                yield self
+            finally:
+                for downstream in self.downstreams.values():
+                    downstream.stop()
+                tg.cancel_scope.cancel()
+                self._tg = None
+
+    async def _start_all(self, tg: TaskGroup) -> None:
+        async def start(downstream: Downstream) -> None:
+            try:
+                await downstream.ensure_started(tg)
+            except DownstreamUnavailableError as exc:
+                logger.error("%s", exc)
+                return
+            finally:
+                self._one_started.set()
+                self._one_started = anyio.Event()
+            if self._listed_early:
+                logger.info('MCP server "%s" started after the lists were sent', downstream.name)
+                await self._changed(EVERY_LISTING)
+
+        async with anyio.create_task_group() as starting:
+            for downstream in self.downstreams.values():
+                starting.start_soon(start, downstream)
+        self._first_start.set()
+        self._one_started.set()  # wakes a `route()` that waited past the last server's start
+
+    def _retry_failed(self) -> None:
+        """Try again, in the background, to start servers that never started (one may have been fixed since)."""
+        if self._tg is None:
+            return
+        now = anyio.current_time()
+        for downstream in self.downstreams.values():
+            if downstream.running or downstream.error is None or now - downstream.last_attempt < RETRY_SECONDS:
+                continue
+            downstream.last_attempt = now
+            self._tg.start_soon(self._retry, downstream)
+
+    async def _retry(self, downstream: Downstream) -> None:
+        assert self._tg is not None
+        try:
+            await downstream.ensure_started(self._tg)
+        except DownstreamUnavailableError as exc:
+            logger.info("%s", exc)
+            return
+        logger.info('MCP server "%s" started on a later try', downstream.name)
+        await self._changed(EVERY_LISTING)
+
+    async def _changed(self, listings: Collection[Listing]) -> None:
+        for listener in self.listeners:
+            await listener(listings)
+
+    def routes(self) -> dict[str, Route]:
+        """Public tool name → server and tool; rebuilt when a downstream's tool list changes."""
+        self._refresh()
+        return self._routes
+
+    def _refresh(self) -> None:
+        version = tuple(d.tools_version for d in self.downstreams.values())
+        if version == self._routes_version:
+            return
+        routes: dict[str, Route] = {}
+        listed: list[mt.Tool] = []
+        for name, downstream in self.downstreams.items():
+            for tool in downstream.tools:
+                public = public_name(name, tool.name)
+                if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
+                    public = public_name(name, tool.name, force_hash=True)
+                routes[public] = Route(name, tool.name)
+                listed.append(tool.model_copy(update={"name": public, "output_schema": None}))
+        self._routes, self._listed, self._routes_version = routes, listed, version
+
+    @property
+    def is_ready(self) -> bool:
+        """Whether every downstream has had its first start."""
+        return self._first_start.is_set()
+
+    async def ready(self) -> None:
+        """Wait until every downstream has had its first start (or START_TIMEOUT passed)."""
+        with anyio.move_on_after(START_TIMEOUT):
+            await self._first_start.wait()
+
+    async def ready_to_list(self) -> None:
+        """Wait for the servers still starting, up to `list_wait` after the proxy started; the tools, prompts
+        and resources of those that start later are announced."""
+        assert self._tg is not None, "the proxy is not running"
+        with anyio.move_on_after(self._started_at + self.list_wait - anyio.current_time()):
+            await self._first_start.wait()
+        if not self._first_start.is_set():
+            self._listed_early = True
+
+    async def route(self, public: str) -> Route | None:
+        """Where a public tool name goes; while servers are still starting, it waits until one lists the name
+        (or all have started)."""
+        assert self._tg is not None, "the proxy is not running"
+        with anyio.move_on_after(START_TIMEOUT):
+            while public not in self.routes() and not self.is_ready:
+                await self._one_started.wait()
+        return self.routes().get(public)
+
+    async def list_tools(self) -> list[mt.Tool]:
+        """Every downstream tool under its public name, without `outputSchema` (a reference can't match it)."""
+        await self.ready_to_list()
+        self._retry_failed()
+        self._refresh()
+        return list(self._listed)
+
+    def _running(self) -> list[Downstream]:
+        return [d for d in self.downstreams.values() if d.running]
+
+    async def _gather(self, feature: str, fetch: Callable[[Downstream, McpSession], Awaitable[list[Any]]]) -> list[Any]:
+        """What `fetch` returns from each live downstream that offers `feature`, in config order."""
+        out: list[Any] = []
+        for downstream, session in await self._sessions(feature, listing=True):
+            try:
+                out.extend(await fetch(downstream, session))
+            except MCPError as exc:
+                if exc.code != mt.METHOD_NOT_FOUND:
+                    logger.warning('listing from "%s" failed: %s', downstream.name, exc.message)
+            except (DownstreamUnavailableError, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+                logger.warning('listing from "%s" failed: %s', downstream.name, exc)
+        return out
+
+    async def list_prompts(self) -> list[mt.Prompt]:
+        """Every downstream prompt, renamed `{server}__{prompt}` like the tools."""
+
+        async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
+            prompts = (await session.list_prompts()).prompts
+            return [p.model_copy(update={"name": public_name(downstream.name, p.name)}) for p in prompts]
+
+        return await self._gather("prompts", fetch)
+
+    async def get_prompt(self, public: str, arguments: dict[str, str] | None) -> mt.GetPromptResult:
+        for downstream, session in await self._sessions("prompts"):
+            for prompt in (await session.list_prompts()).prompts:
+                if public_name(downstream.name, prompt.name) == public:
+                    return await session.get_prompt(prompt.name, arguments)
+        raise KeyError(public)
+
+    async def _sessions(
+        self, feature: str, first: str | None = None, *, listing: bool = False
+    ) -> list[tuple[Downstream, McpSession]]:
+        """The live sessions of servers that offer `feature` (`first` at the front); a dead one is skipped.
+        A listing waits for servers still starting as tools/list does; a get or read for every first start."""
+        await (self.ready_to_list() if listing else self.ready())
+        assert self._tg is not None, "the proxy is not running"
+        found: list[tuple[Downstream, McpSession]] = []
+        for downstream in sorted(self._running(), key=lambda d: d.name != first):
+            try:
+                session = await downstream.ensure_started(self._tg)
+            except DownstreamUnavailableError:
+                continue
+            if _capable(session, feature):
+                found.append((downstream, session))
+        return found
+
+    async def list_resources(self) -> list[mt.Resource]:
+        """Every downstream resource, URI unchanged, its name prefixed with its server's."""
+
+        async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
+            resources = (await session.list_resources()).resources
+            for resource in resources:
+                self._resource_owner[resource.uri] = downstream.name
+            return [r.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{r.name}"}) for r in resources]
+
+        return await self._gather("resources", fetch)
+
+    async def list_resource_templates(self) -> list[mt.ResourceTemplate]:
+        async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
+            templates = (await session.list_resource_templates()).resource_templates
+            return [t.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{t.name}"}) for t in templates]
+
+        return await self._gather("resources", fetch)
+
+    async def read_resource(self, uri: str) -> mt.ReadResourceResult:
+        """Read `uri` from the server that listed it, else from the first server that has it."""
+        last: MCPError | None = None
+        for _, session in await self._sessions("resources", first=self._resource_owner.get(uri)):
+            try:
+                return mt.ReadResourceResult.model_validate(await session.read_resource(uri), from_attributes=True)
+            except MCPError as exc:
+                last = exc
+        raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
+
+    def policy(self, route: Route) -> OffPrompt:
+        return self.downstreams[route.server].config.policy_for(route.tool)
+
+    def timeout(self, route: Route) -> float | None:
+        return self.downstreams[route.server].config.timeout_seconds or self.default_timeout
+
+    async def call(
+        self, public: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+    ) -> tuple[Route, mt.CallToolResult]:
+        route = self.routes().get(public)
+        if route is None:
+            raise KeyError(public)
+        assert self._tg is not None, "the proxy is not running"
+        downstream = self.downstreams[route.server]
+        result = await downstream.call(self._tg, route.tool, arguments, self.timeout(route), progress)
+        return route, result
+
+    async def call_raw(
+        self, route: Route, arguments: dict[str, Any] | None, progress: RawProgress | None = None
+    ) -> dict[str, Any]:
+        assert self._tg is not None, "the proxy is not running"
+        downstream = self.downstreams[route.server]
+        return await downstream.call_raw(self._tg, route.tool, arguments, self.timeout(route), progress)

@@ -1,0 +1,284 @@
+"""A lean MCP client session over a subprocess's stdin and stdout.
+
+The proxy's hot path: a tool call relayed to a local server should cost
+little more than the pipe. This session frames JSON-RPC lines itself and hands
+results back as plain dicts (`request`) or, where offprompt needs to look
+inside, as SDK models (`call_tool`, `list_tools`, ...): the same methods the
+proxy uses on the SDK's `ClientSession`, which still serves HTTP and SSE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+import mcp_types as mt
+from mcp.shared.exceptions import MCPError
+
+from offprompt._version import __version__
+from offprompt.jsonrpc import dumps, loads
+
+logger = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = "2025-11-25"
+CLIENT_INFO = {"name": "offprompt", "version": __version__}
+READ_CHUNK = 1 << 16
+
+RawProgress = Callable[[dict[str, Any]], Awaitable[None]]
+"""Gets the `params` of each `notifications/progress` for a request."""
+NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+Process = asyncio.subprocess.Process
+
+
+class _Pending:
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = asyncio.Event()  # asyncio's own primitives: the relay runs on asyncio, and each is cheaper
+        self.result: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+
+
+class StdioSession:
+    """One initialized MCP session with a subprocess; requests may run concurrently."""
+
+    def __init__(self, process: Process, on_notification: NotificationHandler) -> None:
+        self._process = process
+        self._on_notification = on_notification
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._progress: dict[str | int, RawProgress] = {}
+        self._closed: BaseException | None = None
+        self.server_capabilities: mt.ServerCapabilities | None = None
+        self.failed_requests = 0  # requests cut off by the server going away; each reports that itself
+        self.initialize_result: dict[str, Any] = {}
+
+    # -- the wire ----------------------------------------------------------------
+
+    async def _send(self, message: Mapping[str, Any]) -> None:
+        assert self._process.stdin is not None
+        # One write() puts the whole line in the transport's buffer: lines never interleave, no lock needed.
+        self._process.stdin.write(dumps(message) + b"\n")
+        await self._process.stdin.drain()
+
+    async def read_loop(self) -> None:
+        """Read the server's lines until it closes stdout; then every waiting request fails."""
+        try:
+            async with anyio.create_task_group() as self._handlers:
+                await self._read()
+                self._handlers.cancel_scope.cancel()
+        finally:
+            self._fail(anyio.EndOfStream())
+
+    async def _read(self) -> None:
+        assert self._process.stdout is not None
+        buffer = bytearray()
+        try:
+            while chunk := await self._process.stdout.read(READ_CHUNK):
+                start = len(buffer)
+                buffer += chunk
+                # Search only the new bytes: a 10 MB line arrives in many chunks.
+                end = buffer.find(b"\n", start)
+                while end != -1:
+                    line = bytes(buffer[:end])
+                    del buffer[: end + 1]
+                    if line.strip():
+                        await self._dispatch(line)
+                    end = buffer.find(b"\n")
+        except (ConnectionError, OSError) as exc:
+            self._fail(exc)
+
+    async def _handle(self, method: str, params: dict[str, Any]) -> None:
+        try:
+            await self._on_notification(method, params)
+        except Exception:
+            logger.exception("handling %s from a downstream failed", method)
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._closed is None:
+            self._closed = exc
+        for pending in self._pending.values():
+            if not pending.done.is_set():
+                self.failed_requests += 1
+                pending.error = MCPError(mt.CONNECTION_CLOSED, "Connection closed")
+                pending.done.set()
+
+    async def _dispatch(self, line: bytes) -> None:
+        try:
+            message = loads(line)
+        except ValueError:
+            logger.warning("a downstream wrote a line that is not JSON: %.200r", line)
+            return
+        if not isinstance(message, dict):
+            return
+        if "method" in message:
+            if "id" in message:
+                self._handlers.start_soon(self._answer_request, message)
+            else:
+                await self._notification(message["method"], message.get("params") or {})
+            return
+        pending = self._pending.get(message.get("id"))  # type: ignore[arg-type]
+        if pending is None:
+            return
+        if "error" in message:
+            error = message["error"] if isinstance(message["error"], dict) else {"message": str(message["error"])}
+            code = error.get("code")
+            pending.error = MCPError(
+                code if isinstance(code, int) else mt.INTERNAL_ERROR, str(error.get("message", "")), error.get("data")
+            )
+        else:
+            pending.result = message.get("result") or {}
+        pending.done.set()
+
+    async def _answer_request(self, message: dict[str, Any]) -> None:
+        # offprompt offers the downstream no client features (sampling, roots, elicitation): only ping.
+        if message["method"] == "ping":
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+        else:
+            error = {"code": mt.METHOD_NOT_FOUND, "message": f"offprompt does not offer {message['method']}"}
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await self._send(reply)
+
+    async def _notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/progress":
+            token = params.get("progressToken")
+            callback = self._progress.get(token) if isinstance(token, str | int) else None
+            if callback is not None:
+                try:
+                    await callback(params)
+                except Exception:  # a client that went away must not stop this reader
+                    logger.debug("relaying progress failed", exc_info=True)
+            return
+        # Handled beside the reader: a handler that sends a request must not wait on its own reader.
+        self._handlers.start_soon(self._handle, method, params)
+
+    # -- requests ----------------------------------------------------------------
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, progress: RawProgress | None = None
+    ) -> dict[str, Any]:
+        """Send a request and wait for its result, as the server wrote it."""
+        if self._closed is not None:
+            raise MCPError(mt.CONNECTION_CLOSED, "Connection closed")
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        params = dict(params or {})
+        token: str | int | None = None
+        if progress is not None:
+            meta = dict(params.get("_meta") or {})
+            token = meta.setdefault("progressToken", f"offprompt-{request_id}")
+            params["_meta"] = meta
+            self._progress[token] = progress
+        if params:
+            message["params"] = params
+        pending = self._pending[request_id] = _Pending()
+        try:
+            await self._send(message)
+            await pending.done.wait()
+        except anyio.get_cancelled_exc_class():
+            # Bounded: a server that stopped reading its stdin must not hold up a timeout or a shutdown.
+            with anyio.move_on_after(1, shield=True):
+                await self._cancel(request_id)
+            raise
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise MCPError(mt.CONNECTION_CLOSED, "Connection closed") from None
+        finally:
+            del self._pending[request_id]
+            if token is not None:
+                self._progress.pop(token, None)
+        if pending.error is not None:
+            raise pending.error
+        assert pending.result is not None
+        return pending.result
+
+    async def _cancel(self, request_id: int) -> None:
+        if self._closed is None:
+            params = {"requestId": request_id, "reason": "the client cancelled the call"}
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+
+    async def initialize(self) -> None:
+        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO}
+        self.initialize_result = await self.request("initialize", params)
+        self.server_capabilities = mt.ServerCapabilities.model_validate(
+            self.initialize_result.get("capabilities") or {}
+        )
+        await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    # -- the ClientSession methods the proxy uses ------------------------------
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, progress_callback: Any = None
+    ) -> mt.CallToolResult:
+        progress: RawProgress | None = None
+        if progress_callback is not None:
+
+            async def progress(params: dict[str, Any]) -> None:
+                await progress_callback(params.get("progress", 0), params.get("total"), params.get("message"))
+
+        raw = await self.request("tools/call", {"name": name, "arguments": arguments or {}}, progress)
+        return mt.CallToolResult.model_validate(raw)
+
+    async def list_tools(self, *, params: mt.PaginatedRequestParams | None = None) -> mt.ListToolsResult:
+        cursor = {"cursor": params.cursor} if params and params.cursor else None
+        return mt.ListToolsResult.model_validate(await self.request("tools/list", cursor))
+
+    async def list_prompts(self) -> mt.ListPromptsResult:
+        return mt.ListPromptsResult.model_validate(await self.request("prompts/list"))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> mt.GetPromptResult:
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        return mt.GetPromptResult.model_validate(await self.request("prompts/get", params))
+
+    async def list_resources(self) -> mt.ListResourcesResult:
+        return mt.ListResourcesResult.model_validate(await self.request("resources/list"))
+
+    async def list_resource_templates(self) -> mt.ListResourceTemplatesResult:
+        return mt.ListResourceTemplatesResult.model_validate(await self.request("resources/templates/list"))
+
+    async def read_resource(self, uri: str) -> mt.ReadResourceResult:
+        return mt.ReadResourceResult.model_validate(await self.request("resources/read", {"uri": uri}))
+
+
+async def open_process(command: str, args: list[str], env: dict[str, str], cwd: str | None) -> Process:
+    """Start the server with its stderr on ours (the client's log), as the other MCP clients do."""
+    return await asyncio.create_subprocess_exec(
+        command,
+        *args,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=sys.stderr,
+        limit=READ_CHUNK,
+    )
+
+
+async def close_process(process: Process, grace: float = 2.0) -> None:
+    """Close stdin, give the server `grace` seconds to exit, then terminate, then kill."""
+    with anyio.CancelScope(shield=True):
+        if process.stdin is not None:
+            with contextlib.suppress(ConnectionError, OSError):
+                process.stdin.close()
+        with anyio.move_on_after(grace):
+            await process.wait()
+            return
+        try:
+            process.terminate()
+            with anyio.move_on_after(grace):
+                await process.wait()
+                return
+            process.kill()
+            await process.wait()
+        except ProcessLookupError:
+            pass

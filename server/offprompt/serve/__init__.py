@@ -1,0 +1,1 @@
+"""Serving offprompt to clients: the MCP server, stdio with its fast lane, streamable HTTP and SSE."""

@@ -1,0 +1,260 @@
+"""Builds the one low-level MCP `Server`: the memory tools, `memory://` resources, and (later) proxied tools."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import weakref
+from collections.abc import Collection
+from typing import Any
+from urllib.parse import urlparse
+
+import anyio.to_thread
+import mcp_types as mt
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.requests import Request
+
+from offprompt._version import __version__
+from offprompt.artifacts import BlobArtifact
+from offprompt.config import OffpromptSettings
+from offprompt.errors import NotFoundError, OffpromptError
+from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
+from offprompt.policy import Thresholds, apply
+from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy
+from offprompt.tools import TOOLS, parse_args
+
+logger = logging.getLogger(__name__)
+
+Ctx = ServerRequestContext[Any, Any]
+
+INSTRUCTIONS = (
+    "Large or sensitive tool outputs are stored in memory instead of being shown in full; you get a "
+    "reference with a memory_name and an artifact_namespace. Use memory_query (by meaning) or memory_grep "
+    "(by regex) to find what you need in it, and memory_load to read a token window or get an image back."
+)
+
+
+def error_result(message: str) -> mt.CallToolResult:
+    return mt.CallToolResult(content=[mt.TextContent(text=message)], is_error=True)
+
+
+def owner_of(ctx: Ctx) -> str | None:
+    """Whose namespaces a request may see and store under: over HTTP with bearer tokens, the id of the caller's
+    token (`transports.RequestGuard` puts it on the request); otherwise None, which sees every namespace.
+
+    Store with `owner=owner_of(ctx) or ""`.
+    """
+    request = ctx.request
+    user = request.scope.get("user") if isinstance(request, Request) else None
+    return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
+
+
+def _progress_forwarder(ctx: Ctx) -> ProgressFn:
+    """Relays a downstream's progress to the client; a no-op when the client asked for none."""
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        await ctx.session.report_progress(progress, total, message)
+
+    return forward
+
+
+#: What each changed list is announced as: to 2026-07-28 listeners, and to older clients' sessions.
+_CHANGED_EVENTS: dict[Listing, type[ToolsListChanged | PromptsListChanged | ResourcesListChanged]] = {
+    "tools": ToolsListChanged,
+    "prompts": PromptsListChanged,
+    "resources": ResourcesListChanged,
+}
+_CHANGED_NOTIFICATIONS: dict[Listing, str] = {
+    "tools": "send_tool_list_changed",
+    "prompts": "send_prompt_list_changed",
+    "resources": "send_resource_list_changed",
+}
+LIST_CHANGES = NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True)
+
+
+class OffpromptServer(Server[Any]):
+    """The low-level server, advertising `listChanged` for tools, prompts and resources to whoever asks.
+
+    Proxied tools, prompts and resources come and go with the downstream servers. The streamable HTTP session
+    manager asks for the capabilities with no options, and the SDK's default says no.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or LIST_CHANGES, experimental_capabilities, extensions
+        )
+
+
+def build_server(
+    memory: TaskMemory, proxy: Proxy | None = None, settings: OffpromptSettings | None = None
+) -> Server[Any]:
+    """The MCP server: the memory tools and `memory://` resources, plus the proxied tools of `proxy`."""
+    settings = settings or OffpromptSettings()
+    thresholds = Thresholds(tokens=settings.threshold_tokens, blob_bytes=settings.blob_threshold_bytes)
+    # One session per client connection, to send it notifications later. The SDK makes a session per
+    # request; keyed by its connection (no public accessor yet), it lives as long as the connection.
+    sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    def remember(ctx: Ctx) -> None:
+        sessions[getattr(ctx.session, "_connection", ctx.session)] = ctx.session
+
+    # 2026-07-28 clients hear of changes through `subscriptions/listen`; older ones by a plain notification.
+    bus = InMemorySubscriptionBus()
+
+    async def announce(listings: Collection[Listing]) -> None:
+        for listing in listings:
+            await bus.publish(_CHANGED_EVENTS[listing]())
+        for session in list(sessions.values()):
+            if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                continue
+            try:
+                for listing in listings:
+                    await getattr(session, _CHANGED_NOTIFICATIONS[listing])()
+            except Exception:  # a client that went away
+                logger.debug("could not notify a session of changed lists", exc_info=True)
+
+    if proxy is not None:
+        proxy.listeners.append(announce)
+
+    async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+        remember(ctx)
+        tools = [tool.definition() for tool in TOOLS.values()]
+        if proxy is not None:
+            tools += await proxy.list_tools()
+        return mt.ListToolsResult(tools=tools)
+
+    async def call_proxied(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        assert proxy is not None
+        route, result = await proxy.call(params.name, params.arguments, _progress_forwarder(ctx))
+        return await apply(
+            memory,
+            result,
+            proxy.policy(route),
+            thresholds,
+            tool=f"{route.server}.{route.tool}",
+            arguments=params.arguments,
+            owner=owner_of(ctx) or "",
+            preview_tokens=settings.preview_tokens,
+        )
+
+    async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        remember(ctx)
+        tool = TOOLS.get(params.name)
+        if tool is None and (proxy is None or await proxy.route(params.name) is None):
+            raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
+        try:
+            if tool is None:
+                return await call_proxied(ctx, params)
+            args = parse_args(tool, params.arguments)
+            return await tool.handler(memory, args, owner_of(ctx))
+        except OffpromptError as exc:
+            return error_result(str(exc))
+        except MCPError:
+            raise  # a downstream's protocol error goes back as it came
+        except Exception as exc:
+            logger.exception("%s failed", params.name)
+            return error_result(
+                f"{params.name} failed unexpectedly ({type(exc).__name__}: {exc}); see offprompt's log."
+            )
+
+    async def list_resources(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListResourcesResult:
+        records = await anyio.to_thread.run_sync(memory.list, 50, owner_of(ctx))
+        resources = [
+            mt.Resource(
+                uri=f"{URI_SCHEME}://{memory.name}/{r.namespace}",
+                name=r.namespace,
+                title=f"Output of {r.tool}",
+                description=f"{'+'.join(r.kinds)}, {r.tokens:,} tokens, {r.bytes:,} bytes",
+                size=r.bytes,
+            )
+            for r in records
+        ]
+        if proxy is not None:
+            resources += await proxy.list_resources()
+        return mt.ListResourcesResult(resources=resources)
+
+    async def list_templates(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListResourceTemplatesResult:
+        templates = [
+            mt.ResourceTemplate(
+                uri_template=f"{URI_SCHEME}://{memory.name}/{{artifact_namespace}}",
+                name="stored-output",
+                description="A tool output offprompt stored, every item of it.",
+            )
+        ]
+        if proxy is not None:
+            templates += await proxy.list_resource_templates()
+        return mt.ListResourceTemplatesResult(resource_templates=templates)
+
+    async def read_resource(ctx: Ctx, params: mt.ReadResourceRequestParams) -> mt.ReadResourceResult:
+        uri = str(params.uri)
+        if proxy is not None and not uri.startswith(f"{URI_SCHEME}://"):
+            return await proxy.read_resource(uri)
+        try:
+            return await anyio.to_thread.run_sync(_read_memory_uri, memory, uri, owner_of(ctx))
+        except OffpromptError as exc:
+            raise MCPError(mt.INVALID_PARAMS, str(exc), data={"uri": uri}) from None
+
+    async def list_prompts(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListPromptsResult:
+        return mt.ListPromptsResult(prompts=await proxy.list_prompts() if proxy is not None else [])
+
+    async def get_prompt(ctx: Ctx, params: mt.GetPromptRequestParams) -> mt.GetPromptResult:
+        try:
+            if proxy is None:
+                raise KeyError(params.name)
+            return await proxy.get_prompt(params.name, params.arguments)
+        except KeyError:
+            raise MCPError(
+                mt.INVALID_PARAMS, f"Unknown prompt: {params.name}. Call prompts/list to see them."
+            ) from None
+
+    return OffpromptServer(
+        "offprompt",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_subscriptions_listen=ListenHandler(bus),
+    )
+
+
+def _read_memory_uri(memory: TaskMemory, uri: str, owner: str | None) -> mt.ReadResourceResult:
+    """`memory://{memory_name}/{namespace}` (every item) or `.../{namespace}/{item}` (one)."""
+    parsed = urlparse(uri)
+    parts = [p for p in parsed.path.split("/") if p]
+    if parsed.scheme != URI_SCHEME or parsed.netloc != memory.name or len(parts) not in (1, 2):
+        raise NotFoundError(
+            f"cannot read {uri}: this offprompt serves {URI_SCHEME}://{memory.name}/{{artifact_namespace}}"
+        )
+    record = memory.get(parts[0], owner)
+    items = [int(parts[1])] if len(parts) == 2 and parts[1].isdigit() else [i.item for i in record.items]
+    contents: list[mt.TextResourceContents | mt.BlobResourceContents] = []
+    for item in items:
+        artifact = memory.load(record.namespace, item, owner)
+        item_uri = f"{URI_SCHEME}://{memory.name}/{record.namespace}/{item}"
+        if isinstance(artifact, BlobArtifact):
+            contents.append(
+                mt.BlobResourceContents(
+                    uri=item_uri, mime_type=artifact.mime_type, blob=base64.b64encode(artifact.value).decode()
+                )
+            )
+        else:
+            mime = "application/json" if artifact.kind == "json" else "text/plain"
+            contents.append(mt.TextResourceContents(uri=item_uri, mime_type=mime, text=artifact.to_text()))
+    return mt.ReadResourceResult(contents=contents)

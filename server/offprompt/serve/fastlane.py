@@ -1,0 +1,174 @@
+"""The fast lane: proxied tool calls relayed as JSON, with no model validation on either side.
+
+It takes one kind of message: a `tools/call` of a proxied tool on a local
+(stdio) server, from a client on the handshake era of the protocol
+(2025-11-25 and before: Claude Desktop, Cursor, Claude Code today). The
+downstream's answer is checked for size on its bytes and, when small,
+written back to the client as it came. Only a result that may go off the
+prompt is parsed, and then it takes the same policy as every other call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp_types as mt
+from anyio.abc import TaskGroup
+from mcp.shared.exceptions import MCPError
+from mcp_types import PROTOCOL_VERSION_META_KEY
+from pydantic import ValidationError
+
+from offprompt.config import OffpromptSettings
+from offprompt.errors import OffpromptError
+from offprompt.jsonrpc import dumps
+from offprompt.memory.task_memory import TaskMemory
+from offprompt.policy import Thresholds, apply
+from offprompt.proxy.downstreams import Proxy, Route
+from offprompt.tools import TOOLS
+
+logger = logging.getLogger(__name__)
+
+Write = Callable[[dict[str, Any] | bytes], Awaitable[None]]
+
+
+def tool_name(message: dict[str, Any]) -> str | None:
+    """The tool a `tools/call` names, if it names one."""
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def is_request_id(value: object) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+class FastLane:
+    """Decides which client messages skip the SDK, and answers those."""
+
+    def __init__(self, proxy: Proxy, memory: TaskMemory, settings: OffpromptSettings) -> None:
+        self.proxy = proxy
+        self.memory = memory
+        self.settings = settings
+        self.thresholds = Thresholds(tokens=settings.threshold_tokens, blob_bytes=settings.blob_threshold_bytes)
+        # A body no longer than this many bytes is small under every rule: a token is at least one byte.
+        self.inline_bytes = min(self.thresholds.tokens, self.thresholds.blob_bytes)
+        self.initialized = False
+        self.calls: dict[str | int, anyio.CancelScope] = {}
+        self._call_ended = anyio.Event()
+
+    def knows(self, message: dict[str, Any]) -> bool:
+        """Whether the tool a call names can be called now: a memory tool, or one whose server has started
+        (whether or not all have)."""
+        name = tool_name(message)
+        return name is not None and (name in TOOLS or name in self.proxy.routes())
+
+    def route(self, message: dict[str, Any]) -> Route | None:
+        """The route of a call the fast lane can take, or None for the SDK (which also answers malformed ones)."""
+        if not self.initialized or message.get("method") != "tools/call" or not is_request_id(message.get("id")):
+            return None
+        params = message.get("params")
+        if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+            return None
+        meta = params.get("_meta", {})
+        arguments = params.get("arguments", {})
+        if not isinstance(meta, dict) or PROTOCOL_VERSION_META_KEY in meta or not isinstance(arguments, dict | None):
+            return None
+        route = self.proxy.routes().get(params["name"])
+        if route is None or not self.proxy.downstreams[route.server].raw_capable:
+            return None
+        return route if self.proxy.policy(route) != "always" else None
+
+    def start(self, message: dict[str, Any], route: Route, write: Write, tg: TaskGroup) -> None:
+        # The scope is registered before the task runs, so a cancellation read right after the call finds it.
+        scope = anyio.CancelScope()
+        self.calls[message["id"]] = scope
+        tg.start_soon(self._call, message, route, write, scope)
+
+    async def _call(self, message: dict[str, Any], route: Route, write: Write, scope: anyio.CancelScope) -> None:
+        request_id = message["id"]
+        params: dict[str, Any] = message["params"]
+        token = params.get("_meta", {}).get("progressToken")
+        progress = None
+        if is_request_id(token):
+
+            async def progress(update: dict[str, Any]) -> None:
+                update = {**update, "progressToken": token}  # the client's own token
+                await write({"jsonrpc": "2.0", "method": "notifications/progress", "params": update})
+
+        with scope:
+            try:
+                answer = await self._answer(route, params.get("arguments"), progress)
+            except MCPError as exc:
+                await write({"jsonrpc": "2.0", "id": request_id, "error": exc.error.model_dump(exclude_none=True)})
+                return
+            except Exception as exc:  # the one boundary of a fast-lane call: the server must not go down
+                logger.exception("relaying %s.%s failed", route.server, route.tool)
+                answer = _error(f"{route.server}.{route.tool} failed in offprompt ({type(exc).__name__}: {exc}).")
+            finally:
+                self.calls.pop(request_id, None)
+                self._call_ended.set()
+            if isinstance(answer, bytes):
+                await write(b'{"jsonrpc":"2.0","id":' + dumps(request_id) + b',"result":' + answer + b"}\n")
+            else:
+                await write({"jsonrpc": "2.0", "id": request_id, "result": answer})
+
+    async def _answer(self, route: Route, arguments: dict[str, Any] | None, progress: Any) -> bytes | dict[str, Any]:
+        try:
+            raw = await self.proxy.call_raw(route, arguments, progress)
+        except OffpromptError as exc:
+            return _error(str(exc))
+        if not isinstance(raw, dict):
+            return _error(f"{route.server}.{route.tool} answered with a result that is not an object.")
+        body = dumps(raw)
+        mode = self.proxy.policy(route)
+        if mode == "never" or raw.get("isError") is True or len(body) <= self.inline_bytes:
+            return body
+        try:
+            result = mt.CallToolResult.model_validate(raw)
+        except ValidationError as exc:
+            return _error(
+                f"{route.server}.{route.tool} answered with a malformed tool result: {exc.errors()[0]['msg']}."
+            )
+        try:
+            answer = await apply(
+                self.memory,
+                result,
+                mode,
+                self.thresholds,
+                tool=f"{route.server}.{route.tool}",
+                arguments=arguments,
+                preview_tokens=self.settings.preview_tokens,
+            )
+        except OffpromptError as exc:
+            return _error(f"The result of {route.server}.{route.tool} could not be stored off the prompt: {exc}")
+        return body if answer is result else _dump(answer)
+
+    def cancel(self, message: dict[str, Any]) -> bool:
+        """Cancel a fast-lane call the client gave up on; False when the SDK owns that request."""
+        params = message.get("params")
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        scope = self.calls.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    async def drain(self, grace: float) -> None:
+        """Give calls in flight up to `grace` seconds to answer (the client closed stdin after sending them)."""
+        with anyio.move_on_after(grace):
+            while self.calls:
+                self._call_ended = anyio.Event()
+                await self._call_ended.wait()
+
+
+def _error(text: str) -> dict[str, Any]:
+    return _dump(mt.CallToolResult(content=[mt.TextContent(text=text)], is_error=True))
+
+
+def _dump(result: mt.CallToolResult) -> dict[str, Any]:
+    dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    dumped.pop("resultType", None)  # a 2026-era field; the fast lane serves 2025-era clients
+    return dumped

@@ -1,0 +1,174 @@
+"""Serving MCP over stdio: the client's pipes, framing, and the split between the fast lane and the SDK.
+
+Every message goes to the SDK's `Server` except the proxied tool calls the
+fast lane (`fastlane.py`) takes; their answers are merged on one stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import sys
+from typing import Any
+
+import anyio
+import mcp_types as mt
+from anyio.abc import TaskGroup
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+from offprompt.jsonrpc import dumps, loads
+from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
+
+LINE_LIMIT = 1 << 30  # one JSON-RPC message may be this large (a screenshot, a big file)
+DRAIN_SECONDS = 10.0  # after the client closes stdin, how long calls in flight may still answer
+
+
+def _dumps(message: dict[str, Any]) -> bytes:
+    return dumps(message) + b"\n"
+
+
+def _is_pipe_like(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+class _WriteProtocol(asyncio.Protocol):
+    """Tells writers to wait while the client's pipe is full."""
+
+    def __init__(self) -> None:
+        self.writable = asyncio.Event()
+        self.writable.set()
+
+    def pause_writing(self) -> None:
+        self.writable.clear()
+
+    def resume_writing(self) -> None:
+        self.writable.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.writable.set()
+
+
+async def _stdio_pipes() -> tuple[asyncio.StreamReader, asyncio.WriteTransport, _WriteProtocol]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    # Our own descriptors: nothing else in the process may read our stdin or write on the wire.
+    stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+    stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    transport, protocol = await loop.connect_write_pipe(_WriteProtocol, stdout)
+    return reader, transport, protocol
+
+
+async def serve_stdio(server: Server[Any], lane: FastLane | None) -> None:
+    """Serve `server` on stdin/stdout until the client closes stdin."""
+    options = server.create_initialization_options()
+    if not (_is_pipe_like(sys.stdin.fileno()) and _is_pipe_like(sys.stdout.fileno())):
+        # Redirected from or to a file: the SDK's thread-backed transport handles that; no fast lane.
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, options)
+        return
+    reader, transport, protocol = await _stdio_pipes()
+    connection = _Connection(transport, protocol, lane)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.run, connection.sdk_in, connection.sdk_out, options)
+        tg.start_soon(connection.relay_sdk_output)
+        await connection.read_client(reader, tg)
+        # The client closed stdin: what it asked before that still gets its answer, for a while.
+        with anyio.move_on_after(DRAIN_SECONDS):
+            await connection.drained()
+        await connection.to_sdk.aclose()
+        tg.cancel_scope.cancel()
+    with anyio.move_on_after(DRAIN_SECONDS):
+        await connection.flushed()
+    transport.close()
+
+
+class _Connection:
+    """One client on stdio: its messages split between the fast lane and the SDK, their answers merged."""
+
+    def __init__(self, transport: asyncio.WriteTransport, protocol: _WriteProtocol, lane: FastLane | None) -> None:
+        self.transport = transport
+        self.protocol = protocol
+        self.lane = lane
+        self.to_sdk, self.sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+        self.sdk_out, self.from_sdk = anyio.create_memory_object_stream[SessionMessage](16)
+        self.sdk_requests: set[str | int] = set()  # ids the SDK has yet to answer
+
+    async def write(self, message: dict[str, Any] | bytes) -> None:
+        self.transport.write(message if isinstance(message, bytes) else _dumps(message))
+        await self.protocol.writable.wait()  # a client that reads slowly slows us down, not our memory
+
+    async def relay_sdk_output(self) -> None:
+        async with self.from_sdk:
+            async for session_message in self.from_sdk:
+                root = session_message.message
+                if isinstance(root, mt.JSONRPCResponse | mt.JSONRPCError) and root.id is not None:
+                    self.sdk_requests.discard(root.id)
+                await self.write(root.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
+
+    async def drained(self) -> None:
+        """Until every request read so far is answered, by the fast lane or by the SDK."""
+        while self.sdk_requests or (self.lane is not None and self.lane.calls):  # noqa: ASYNC110 - two sources
+            await anyio.sleep(0.01)
+        await self.flushed()
+
+    async def flushed(self) -> None:
+        """Until what was written has reached the client's pipe."""
+        while self.transport.get_write_buffer_size():  # noqa: ASYNC110 - the transport has no event for it
+            await anyio.sleep(0.01)
+
+    async def to_sdk_send(self, message: Any) -> None:
+        if isinstance(message, dict) and is_request_id(message.get("id")) and "method" in message:
+            self.sdk_requests.add(message["id"])
+        try:
+            parsed = mt.jsonrpc_message_adapter.validate_python(message, by_name=False)
+        except Exception as exc:
+            await self.to_sdk.send(exc)
+            return
+        await self.to_sdk.send(SessionMessage(parsed))
+
+    async def read_client(self, reader: asyncio.StreamReader, tg: TaskGroup) -> None:
+        lane = self.lane
+        while line := await reader.readline():
+            if not line.strip():
+                continue
+            try:
+                message = loads(line)
+            except ValueError as exc:
+                await self.to_sdk.send(exc)
+                continue
+            if lane is not None and isinstance(message, dict):
+                method = message.get("method")
+                if method == "notifications/initialized":
+                    lane.initialized = True
+                elif method == "notifications/cancelled" and lane.cancel(message):
+                    continue
+                elif method == "tools/call" and not lane.proxy.is_ready and not lane.knows(message):
+                    if is_request_id(message.get("id")):
+                        self.sdk_requests.add(message["id"])  # in flight from now: a drain must wait for it
+                    tg.start_soon(self._route_when_ready, message, tg)  # its server may be still starting
+                    continue
+                route = lane.route(message)
+                if route is not None:
+                    lane.start(message, route, self.write, tg)
+                    continue
+            await self.to_sdk_send(message)
+
+    async def _route_when_ready(self, message: dict[str, Any], tg: TaskGroup) -> None:
+        assert self.lane is not None
+        name = tool_name(message)
+        if name is not None:
+            await self.lane.proxy.route(name)  # until its server has started (or all have)
+        else:
+            await self.lane.proxy.ready()
+        route = self.lane.route(message)
+        if route is not None:
+            self.lane.start(message, route, self.write, tg)  # registered in lane.calls before the id leaves
+            self.sdk_requests.discard(message["id"])
+        else:
+            self.sdk_requests.discard(message.get("id"))
+            await self.to_sdk_send(message)

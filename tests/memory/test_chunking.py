@@ -1,0 +1,193 @@
+"""Structure-aware chunking: what the text is decides where it is cut; spans stay exact and within the model."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from offprompt.embedding import MAX_TEXT_WORDPIECES, count_wordpieces
+from offprompt.memory.chunking import Chunk, chunk, detect, for_embedding
+from offprompt.memory.storage.text import searchable
+
+from ..support import DOCS
+
+SHAPES = {
+    "code_subprocess.py": "code",
+    "code_commander_command.js": "code",
+    "prose_flask_config.rst": "prose",
+    "prose_pytest_deprecations.rst": "prose",
+    "logs_dpkg.log": "log",
+    "logs_cpython_regrtest.log": "log",
+    "json_mime_db.json": "json",
+    "json_botocore_sqs_service-2.json": "json",
+}
+
+
+def texts(data: bytes, chunks: list[Chunk]) -> list[str]:
+    return [data[c.start : c.end].decode("utf-8") for c in chunks]
+
+
+def assert_covered(data: bytes, chunks: list[Chunk]) -> None:
+    """Every non-blank byte is in some chunk, and every chunk is a valid span of the text."""
+    covered = bytearray(len(data))
+    for c in chunks:
+        assert 0 <= c.start < c.end <= len(data)
+        covered[c.start : c.end] = b"\x01" * (c.end - c.start)
+    missing = [i for i, byte in enumerate(data) if not covered[i] and not chr(byte).isspace()]
+    assert missing == [], f"bytes {missing[:5]}… are in no chunk"
+
+
+def assert_within_the_model(data: bytes, chunks: list[Chunk], limit: int = MAX_TEXT_WORDPIECES) -> None:
+    embedded = [searchable(c.context, t) for c, t in zip(chunks, texts(data, chunks), strict=True)]
+    assert max(count_wordpieces(embedded)) <= limit
+    assert max(count_wordpieces([for_embedding(t) for t in embedded])) <= limit
+
+
+@pytest.mark.parametrize(("name", "shape"), SHAPES.items())
+def test_real_documents_are_cut_by_what_they_are_and_fit_the_model(name: str, shape: str) -> None:
+    data = (DOCS / name).read_bytes()
+    kind = "json" if shape == "json" else "text"
+    assert detect(data.decode(), kind) == shape
+    chunks = chunk(data, kind)
+    assert_covered(data, chunks)
+    assert_within_the_model(data, chunks)
+    assert [c.start for c in chunks] == sorted(c.start for c in chunks)
+
+
+PYTHON = '''"""A module."""
+
+import os
+
+
+def small(a, b):
+    """Add two numbers.
+
+    Used everywhere.
+    """
+    return a + b
+
+
+class Big:
+    """A class with a long method."""
+
+    def long(self):
+        """Do many things, one after another."""
+{body}
+        return None
+
+    def after(self):
+        return 1
+'''
+
+
+def test_a_definition_with_its_docstring_stays_whole_and_a_long_one_is_cut_under_its_signature() -> None:
+    body = "".join(
+        f"        step_{i} = compute_value({i}, factor={i * 3})  # step {i} of the work\n" for i in range(80)
+    )
+    data = PYTHON.format(body=body).encode()
+    chunks = chunk(data)
+    small = data.index(b"def small")
+    small_end = data.index(b"return a + b") + len(b"return a + b")
+    assert any(c.start <= small and small_end <= c.end for c in chunks)  # docstring and body together
+    inside_long = [c for c in chunks if b"step_40 " in data[c.start : c.end]]
+    assert inside_long
+    assert all("def long(self): — Do many things, one after another." in c.context for c in inside_long)
+    assert all("class Big:" in c.context for c in inside_long)
+    assert_covered(data, chunks)
+    assert_within_the_model(data, chunks)
+
+
+def test_a_docstring_at_column_zero_does_not_end_its_function() -> None:
+    data = (
+        b'def f():\n    """First line.\nsecond line at column zero\n    """\n    return 1\n\n\ndef g():\n    return 2\n'
+    )
+    [only] = chunk(data)
+    assert (only.start, only.end) == (0, len(data))
+
+
+MARKDOWN = """# Guide
+
+Intro paragraph.
+
+## Install
+
+{install}
+
+## Configure
+
+### Timeouts
+
+{timeouts}
+"""
+
+
+def test_prose_is_cut_at_headings_and_carries_the_heading_path() -> None:
+    install = "\n\n".join(f"Install step {i}: run the installer with option number {i} and wait." for i in range(40))
+    timeouts = "\n\n".join(f"Timeout rule {i}: a request waits {i} seconds before it gives up." for i in range(40))
+    data = MARKDOWN.format(install=install, timeouts=timeouts).encode()
+    chunks = chunk(data, hint="guide.md")
+    for c, text in zip(chunks, texts(data, chunks), strict=True):
+        if "Timeout rule 30" in text:
+            assert c.context.endswith("Configure > Timeouts") or "Timeouts" in c.titles
+            assert "Install step" not in text
+        if "Install step 30" in text:
+            assert "Install" in c.context or "Install" in c.titles
+    assert_covered(data, chunks)
+
+
+def test_json_records_are_chunks_of_their_own_and_big_ones_keep_their_path() -> None:
+    records = {f"type/{i}": {"source": "iana", "compressible": i % 2 == 0, "extensions": [f"x{i}"]} for i in range(200)}
+    big = {f"Field{i}": {"shape": "String", "documentation": f"The field number {i}. " * 12} for i in range(30)}
+    value = {"records": records, "shapes": {"BigRequest": {"type": "structure", "members": big}}}
+    data = json.dumps(value, indent=2).encode()
+    chunks = chunk(data, "json")
+    assert_covered(data, chunks)
+    assert_within_the_model(data, chunks)
+    record_chunks = [t for c, t in zip(chunks, texts(data, chunks), strict=True) if c.context == "records"]
+    assert len(record_chunks) >= 100  # a record, or two tiny ones, per chunk
+    assert all(t.lstrip().startswith('"type/') for t in record_chunks[1:])
+    deep = [c for c, t in zip(chunks, texts(data, chunks), strict=True) if '"Field7"' in t]
+    assert deep
+    assert deep[0].context == "shapes > BigRequest > members"
+
+
+def test_a_log_is_cut_into_overlapping_windows_of_lines() -> None:
+    lines = [f"2026-11-30 12:{i // 60:02d}:{i % 60:02d} INFO worker {i % 7} handled request {i}\n" for i in range(600)]
+    data = "".join(lines).encode()
+    assert detect(data.decode()) == "log"
+    chunks = chunk(data)
+    assert_covered(data, chunks)
+    assert all(data[c.start : c.end].endswith(b"\n") for c in chunks)  # whole lines
+    shared = [a.end > b.start for a, b in itertools.pairwise(chunks)]
+    assert all(shared)  # a line at the edge of one window sits inside the next
+
+
+def test_a_line_with_no_structure_is_split_into_overlapping_windows_within_the_limit() -> None:
+    data = ("word " * 5000).encode()
+    chunks = chunk(data, limit=100)
+    assert len(chunks) > 40
+    assert_covered(data, chunks)
+    assert max(count_wordpieces(texts(data, chunks))) <= 100
+    assert all(a.end > b.start for a, b in itertools.pairwise(chunks))
+
+
+def test_multibyte_text_keeps_exact_byte_offsets() -> None:
+    text = "".join(f"Grüße {i} 日本 emoji🎉 naïve line\n\n" for i in range(400))
+    data = text.encode()
+    chunks = chunk(data)
+    assert_covered(data, chunks)
+    for t in texts(data, chunks):  # every span decodes: no cut inside a character
+        assert t
+
+
+def test_blank_text_has_no_chunks() -> None:
+    assert chunk(b"   \n\n\t") == []
+
+
+def test_what_the_model_reads_spells_identifiers_out_and_drops_markup() -> None:
+    assert for_embedding('self._sigint_wait_secs = 0.25  # "<code>CalledProcessError</code>"') == (
+        "self.sigint wait secs 0.25 Called Process Error"
+    )
+    assert for_embedding("ERR_CONN_RESET\n\n------\nHTTPServer") == "ERR CONN RESET\nHTTP Server"

@@ -1,0 +1,270 @@
+"""memory_query finds the answering passage: exact identifiers, paraphrases, all three modes, before and after
+the embeddings are done; texts still read back byte for byte; the embedding function is a remembered choice."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import replace
+from typing import Any
+
+import mcp_types as mt
+import numpy as np
+import pytest
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.utils.embedding_functions import register_embedding_function
+from mcp import Client
+
+from offprompt.artifacts import from_block
+from offprompt.errors import ConfigError, IncompatibleStoreError
+from offprompt.memory.storage import EmbeddingSpec
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+from ..support import DOCS, meta, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+async def query(client: Client, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool("memory_query", arguments)
+    assert not result.is_error, text_of(result)
+    return meta(result)
+
+
+def wait(memory: TaskMemory) -> None:
+    assert memory.text.wait_indexed(timeout=300)  # type: ignore[attr-defined]
+
+
+def access_log(special: dict[int, str], count: int = 400) -> str:
+    """A web server's log about connections failing in every way but the one the test looks for."""
+    troubles = [
+        "upstream connection reset by peer while reading response header",
+        "connection refused while connecting to upstream",
+        "client closed connection while waiting for request",
+        "upstream timed out (110: Connection timed out) while reading upstream",
+        "no live upstreams while connecting to upstream",
+        "SSL handshake failed: peer closed connection in SSL handshake",
+    ]
+    lines = [
+        f"2026-11-30 12:{i // 60 % 60:02d}:{i % 60:02d} [error] worker {i % 9}: *{1000 + i} {troubles[i % 6]}, "
+        f'client: 10.0.{i % 5}.{i % 200}, request: "GET /api/items/{i} HTTP/1.1"'
+        for i in range(count)
+    ]
+    for at, line in special.items():
+        lines[at] = line
+    return "\n".join(lines) + "\n"
+
+
+async def test_a_query_naming_an_identifier_finds_its_chunk_first_in_hybrid_mode(
+    memory: TaskMemory, client: Client
+) -> None:
+    log = access_log(
+        {
+            97: "2026-11-30 12:01:37 [crit] worker 3: proxy failed with ERR_CONN_RESET after 3 retries",
+            251: "2026-11-30 12:04:11 [emerg] cannot load certificate key /etc/nginx/ssl/api.example.key",
+        }
+    )
+    logs = memory.store([from_block(mt.TextContent(text=log))], tool="ssh.tail")
+    code = (DOCS / "code_subprocess.py").read_text()
+    memory.store([from_block(mt.TextContent(text=code))], tool="fs.read_file")
+    wait(memory)
+
+    for question, identifier in [
+        ("why did the connection to the backend break with ERR_CONN_RESET?", "ERR_CONN_RESET"),
+        ("which key file could not be read: /etc/nginx/ssl/api.example.key", "/etc/nginx/ssl/api.example.key"),
+        ("what does communicate() raise as TimeoutExpired when the child takes too long?", "TimeoutExpired"),
+    ]:
+        found = await query(client, query=question, mode="hybrid")
+        best = found["results"][0]
+        assert identifier in best["text"], (question, best["text"][:200])
+    # The identifier alone, scoped to the log, as one would grep for it.
+    found = await query(client, query="ERR_CONN_RESET", artifact_namespace=logs.namespace)
+    assert "ERR_CONN_RESET" in found["results"][0]["text"]
+
+
+STORIES = {
+    "Kitchen": "Whisk the eggs with sugar until pale, fold in the flour, and bake the sponge for twenty minutes. "
+    "Let it cool on a wire rack before you cut it, or the crumb turns gummy. A pinch of salt lifts the flavour.",
+    "Garden": "Prune the roses in late winter, just above an outward-facing bud, to shape the bush. "
+    "Cut out dead and crossing stems first. Feed them with compost in spring and water at the base in summer.",
+    "Garage": "Change the engine oil every five thousand miles so the motor keeps running smoothly. "
+    "Swap the filter at the same time, check the level on the dipstick, and top it up with the grade in the manual.",
+    "Sky": "Saturn's rings are made mostly of ice particles, with a smaller amount of rocky debris. "
+    "They are wide but astonishingly thin, and a small telescope shows them from Earth on a clear night.",
+    "Money": "A bond pays a fixed coupon twice a year until it matures and the principal is repaid. "
+    "When interest rates rise, the price of existing bonds falls, since new ones pay more.",
+    "Music": "The violin is tuned in fifths: G, D, A and E, from the lowest string to the highest. "
+    "Players tune the A first, against a tuning fork or the oboe, then the others from it.",
+    "Health": "Adults need seven to nine hours of sleep each night for memory and mood. "
+    "Keep the bedroom dark and cool, and put screens away an hour before bed.",
+    "Travel": "Pack a universal plug adapter; sockets differ between countries and continents. "
+    "Check the voltage too: a hair dryer made for one country may burn out in another.",
+}
+
+
+def stories_text() -> str:
+    return "".join(f"## {title}\n\n{body}\n\n" for title, body in STORIES.items())
+
+
+async def test_a_paraphrase_with_no_word_of_the_passage_finds_it_in_the_top_five(
+    memory: TaskMemory, client: Client
+) -> None:
+    ref = memory.store([from_block(mt.TextContent(text=stories_text()))], tool="notes.read")
+    wait(memory)
+    question = "How often should a vehicle's lubricant be replaced?"
+    passage = STORIES["Garage"]
+    words = set(re.findall(r"\w+", passage.lower())) | {"garage"}
+    assert not {"often", "vehicle", "vehicles", "lubricant", "replaced", "replace"} & words  # no word in common
+
+    lexical = await query(client, query=question, mode="lexical", artifact_namespace=ref.namespace)
+    assert all(passage not in r["text"] for r in lexical["results"])  # so words alone can't find it
+    for mode in ("hybrid", "dense"):
+        found = await query(client, query=question, mode=mode, artifact_namespace=ref.namespace)
+        top = [r["text"] for r in found["results"][:5]]
+        assert any(passage in t for t in top), (mode, top)
+
+
+async def test_words_are_searchable_before_the_embeddings_are_done(memory: TaskMemory, client: Client) -> None:
+    log = access_log({4321: "2026-11-30 13:12:01 [alert] disk quota exceeded on volume VOL_7F3A_DATA"}, count=6000)
+    ref = memory.store([from_block(mt.TextContent(text=log))], tool="ssh.tail")  # about a minute of embedding
+    for mode in ("lexical", "hybrid"):
+        found = await query(client, query="what happened to VOL_7F3A_DATA?", mode=mode)
+        assert "VOL_7F3A_DATA" in found["results"][0]["text"]
+        assert found["indexing"] == [ref.namespace] or mode == "lexical"
+    lexical = await query(client, query="VOL_7F3A_DATA", mode="lexical")
+    assert lexical["indexing"] == []  # all its words are in already
+    dense = await client.call_tool("memory_query", {"query": "disk quota", "mode": "dense"})
+    assert "Still indexing" in text_of(dense)
+
+
+async def test_each_mode_answers_with_the_documented_fields(memory: TaskMemory, client: Client) -> None:
+    ref = memory.store([from_block(mt.TextContent(text=stories_text()))], tool="notes.read")
+    wait(memory)
+    for mode in ("hybrid", "dense", "lexical"):
+        found = await query(client, query="tuning a string instrument", mode=mode, top_k=3)
+        assert set(found) == {"results", "indexing"}
+        assert 1 <= len(found["results"]) <= 3
+        for r in found["results"]:
+            assert set(r) == {"artifact_namespace", "item", "offset", "score", "text"}
+            assert r["artifact_namespace"] == ref.namespace
+        assert "violin" in found["results"][0]["text"]
+    bad = await client.call_tool("memory_query", {"query": "x", "mode": "fuzzy"})
+    assert bad.is_error
+    assert "mode" in text_of(bad)
+
+
+async def test_a_deleted_namespace_is_gone_from_both_indexes(memory: TaskMemory, client: Client) -> None:
+    ref = memory.store([from_block(mt.TextContent(text=stories_text()))], tool="notes.read")
+    wait(memory)
+    assert (await query(client, query="Saturn rings ice"))["results"]
+    await client.call_tool("memory_delete", {"artifact_namespace": ref.namespace})
+    for mode in ("hybrid", "dense", "lexical"):
+        assert (await query(client, query="Saturn rings ice", mode=mode))["results"] == []
+
+
+async def read_back(client: Client, namespace: str, window: int = 1500) -> str:
+    parts: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        result = await client.call_tool(
+            "memory_load", {"artifact_namespace": namespace, "offset": offset, "max_tokens": window}
+        )
+        assert not result.is_error, text_of(result)
+        parts.append(text_of(result))
+        offset = meta(result)["next_offset"]
+    return "".join(parts)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["code_commander_command.js", "prose_pytest_deprecations.rst", "logs_cpython_regrtest.log", "json_mime_db.json"],
+)
+async def test_code_prose_log_and_json_still_read_back_byte_for_byte(
+    memory: TaskMemory, client: Client, name: str
+) -> None:
+    text = (DOCS / name).read_bytes().decode("utf-8")
+    artifact = from_block(mt.TextContent(text=text))
+    assert artifact.kind == ("json" if name.endswith(".json") else "text")
+    ref = memory.store([artifact], tool="fs.read_file")
+    assert await read_back(client, ref.namespace) == text
+    # A query's hit points into the same text: its offset leads memory_load to the chunk's first token.
+    memory.text.wait_chunked(None, 60)  # type: ignore[attr-defined]
+    hits, _ = memory.query("version", ref.namespace, top_k=3, mode="lexical")
+    for hit in hits:
+        window = await client.call_tool(
+            "memory_load", {"artifact_namespace": ref.namespace, "offset": hit.offset, "max_tokens": 400}
+        )
+        assert hit.text[:40].strip()[:20] in text_of(window)
+
+
+# -- the embedding function is a choice a memory remembers ----------------------------------------------------------
+
+
+class WordHashEmbedding(EmbeddingFunction[Documents]):
+    """A stand-in for another model (the seam under test is the choice, not the model): hashed words."""
+
+    def __init__(self, dims: int = 512) -> None:
+        self.dims = dims
+
+    def __call__(self, input: Documents) -> Embeddings:
+        out = []
+        for text in input:
+            vector = np.zeros(self.dims, dtype=np.float32)
+            for word in re.findall(r"\w+", text.lower()):
+                vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dims] += 1.0
+            out.append(vector / max(float(np.linalg.norm(vector)), 1e-9))
+        return out
+
+    @staticmethod
+    def name() -> str:
+        return "offprompt-test-word-hash"
+
+    def get_config(self) -> dict[str, Any]:
+        return {"model": f"word-hash-{self.dims}", "dims": self.dims}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> WordHashEmbedding:
+        return WordHashEmbedding(int(config.get("dims", 512)))
+
+
+register_embedding_function(WordHashEmbedding)  # type: ignore[no-untyped-call]
+
+
+def test_a_memory_remembers_its_embedding_function_and_refuses_another(settings: MemorySettings) -> None:
+    hashed = replace(settings, embedding=EmbeddingSpec("offprompt-test-word-hash", {"dims": 512}))
+    memory = TaskMemory.open(hashed)
+    try:
+        ref = memory.store([from_block(mt.TextContent(text=stories_text()))], tool="notes.read")
+        wait(memory)
+        hits, indexing = memory.query("violin tuned in fifths", mode="dense")
+        assert indexing == []
+        assert hits[0].namespace == ref.namespace
+        assert "violin" in hits[0].text
+    finally:
+        memory.close()
+
+    for other in (settings, replace(settings, embedding=EmbeddingSpec("offprompt-test-word-hash", {"dims": 256}))):
+        reopened = TaskMemory.open(other)
+        try:
+            with pytest.raises(IncompatibleStoreError, match=r"word-hash-512.*another memory_name"):
+                reopened.query("violin", mode="dense")
+            # Words are not vectors: lexical search still works on the memory.
+            hits, _ = reopened.query("violin", mode="lexical")
+            assert "violin" in hits[0].text
+        finally:
+            reopened.close()
+
+    again = TaskMemory.open(hashed)
+    try:
+        assert "violin" in again.query("violin tuned in fifths", mode="dense")[0][0].text
+    finally:
+        again.close()
+
+
+def test_an_unknown_embedding_function_is_a_config_error_naming_the_choices(settings: MemorySettings) -> None:
+    memory = TaskMemory.open(replace(settings, embedding=EmbeddingSpec("no-such-model")))
+    try:
+        with pytest.raises(ConfigError, match=r"no-such-model.*offprompt-minilm-int8"):
+            memory.query("anything", mode="dense")
+    finally:
+        memory.close()

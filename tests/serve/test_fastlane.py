@@ -1,0 +1,97 @@
+"""`offprompt serve --config` over real stdio: proxied calls from a 2025-era client take the fast lane."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from ..support import REPO, node_peer, offprompt_command, subprocess_env
+
+pytestmark = pytest.mark.anyio
+
+COUNTER = str(REPO / "tests" / "servers" / "counter.py")
+
+
+@asynccontextmanager
+async def session(command: str, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=command, args=list(args), env=subprocess_env(**(env or {})))
+    async with AsyncExitStack() as stack:
+        read, write = await stack.enter_async_context(stdio_client(params))
+        client = await stack.enter_async_context(ClientSession(read, write))
+        await client.initialize()
+        yield client
+
+
+@asynccontextmanager
+async def offprompt(tmp_path: Path, config: dict[str, Any]) -> AsyncIterator[ClientSession]:
+    path = tmp_path / "offprompt.json"
+    path.write_text(json.dumps(config))
+    command, *args = offprompt_command("serve", "--config", str(path), "--data-dir", str(tmp_path / "data"))
+    async with session(command, *args) as client:
+        yield client
+
+
+def dump(result: Any) -> Any:
+    return result.model_dump(by_alias=True, exclude={"meta"})
+
+
+async def test_small_results_come_back_exactly_as_the_downstream_wrote_them(tmp_path: Path) -> None:
+    config = {
+        "offprompt": {"threshold_tokens": 1000},
+        "mcpServers": {"counter": {"command": sys.executable, "args": [COUNTER]}},
+    }
+    calls = [("echo", {"text": "héllo 🎉"}), ("fail", {"reason": "nope"}), ("lines", {"count": 3})]
+    async with session(sys.executable, COUNTER) as direct:
+        expected = [await direct.call_tool(tool, args) for tool, args in calls]
+    async with offprompt(tmp_path, config) as client:
+        for (tool, args), want in zip(calls, expected, strict=True):
+            assert dump(await client.call_tool(f"counter__{tool}", args)) == dump(want)
+        missing = await client.call_tool("counter__echo", {})  # bad arguments: the downstream's own error
+        assert missing.is_error
+
+
+async def test_large_results_are_stored_and_read_back(tmp_path: Path) -> None:
+    config = {
+        "offprompt": {"threshold_tokens": 1000},
+        "mcpServers": {"counter": {"command": sys.executable, "args": [COUNTER]}},
+    }
+    async with session(sys.executable, COUNTER) as direct:
+        original = (await direct.call_tool("lines", {"count": 3000})).content[0].text  # type: ignore[union-attr]
+    async with offprompt(tmp_path, config) as client:
+        result = await client.call_tool("counter__lines", {"count": 3000})
+        assert result.structured_content is None
+        assert result.meta is not None
+        namespace = result.meta["offprompt"]["artifact_namespace"]
+        parts, offset = [], 0
+        while offset is not None:
+            window = await client.call_tool(
+                "memory_load", {"artifact_namespace": namespace, "offset": offset, "max_tokens": 20000}
+            )
+            parts.append(window.content[0].text)  # type: ignore[union-attr]
+            assert window.meta is not None
+            offset = window.meta["offprompt"]["next_offset"]
+        assert "".join(parts) == original
+
+
+@pytest.mark.node
+async def test_progress_passes_through_the_fast_lane(tmp_path: Path) -> None:
+    everything = node_peer("@modelcontextprotocol/server-everything/dist/index.js", "stdio")
+    progress: list[tuple[float, float | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total))
+
+    async with offprompt(tmp_path, {"mcpServers": {"everything": everything}}) as client:
+        result = await client.call_tool(
+            "everything__trigger-long-running-operation", {"duration": 1, "steps": 2}, progress_callback=on_progress
+        )
+        assert not result.is_error
+        assert progress == [(1, 2), (2, 2)]

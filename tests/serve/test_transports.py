@@ -1,0 +1,441 @@
+"""`offprompt serve` over real HTTP on 127.0.0.1: streamable HTTP for both protocol versions, legacy SSE, and the
+HTTP security checks (Host, Origin, bearer tokens, body cap, no token passthrough, per-token namespaces)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractContextManager, asynccontextmanager
+from pathlib import Path
+
+import anyio
+import httpx
+import httpx2
+import mcp_types as mt
+import pytest
+from mcp import Client, ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from starlette.responses import PlainTextResponse
+from starlette.types import Receive, Scope, Send
+
+from offprompt.errors import ConfigError
+from offprompt.serve.http import RequestGuard, TransportSettings, is_loopback, owner_id, parse_tokens
+
+from ..serving import Served, clean_env, headers_serving, offprompt_serving, recorded_headers
+from ..support import REPO, offprompt_command
+
+pytestmark = pytest.mark.anyio
+
+MEMORY_TOOLS = {"memory_load", "memory_query", "memory_grep", "memory_list", "memory_delete"}
+ALICE = "alice-token-0123456789abcdef"
+BOB = "bob-token-0123456789abcdef"
+CAP = 4 * 1024 * 1024
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+POST_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+# -- servers (one of each per module: starting offprompt takes about a second) ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with offprompt_serving(tmp_path_factory.mktemp("http"), "--transport", "http") as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def sse_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with offprompt_serving(tmp_path_factory.mktemp("sse"), "--transport", "sse") as served:
+        yield served
+
+
+@pytest.fixture(params=["http", "sse"])
+def served(request: pytest.FixtureRequest) -> Served:
+    """Each HTTP transport in turn: the checks guard both."""
+    server: Served = request.getfixturevalue(f"{request.param}_server")
+    return server
+
+
+@pytest.fixture(scope="module")
+def recorder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Path]]:
+    record = tmp_path_factory.mktemp("recorder") / "headers.jsonl"
+    with headers_serving(record) as served:
+        yield served, record
+
+
+def _with_tokens(directory: Path, recorder: tuple[Served, Path], *args: str) -> AbstractContextManager[Served]:
+    """offprompt with Alice's and Bob's tokens from the environment and the header-recording downstream behind
+    it, whose every result is stored off the prompt."""
+    config = directory / "offprompt.json"
+    downstream = {"url": recorder[0].url, "headers": {"X-Offprompt-Test": "configured"}, "off_prompt": "always"}
+    config.write_text(json.dumps({"mcpServers": {"rec": downstream}}))
+    env = clean_env(OFFPROMPT_AUTH_TOKEN=f"{ALICE},{BOB}")
+    return offprompt_serving(directory / "data", "--config", str(config), *args, env=env)
+
+
+@pytest.fixture(scope="module")
+def token_server(tmp_path_factory: pytest.TempPathFactory, recorder: tuple[Served, Path]) -> Iterator[Served]:
+    """Streamable HTTP on every interface, which is allowed only because tokens are set."""
+    with _with_tokens(tmp_path_factory.mktemp("tokens"), recorder, "--transport", "http", "--host", "0.0.0.0") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def sse_token_server(tmp_path_factory: pytest.TempPathFactory, recorder: tuple[Served, Path]) -> Iterator[Served]:
+    with _with_tokens(tmp_path_factory.mktemp("sse-tokens"), recorder, "--transport", "sse") as served:
+        yield served
+
+
+def local_url(served: Served) -> str:
+    """The server's URL on 127.0.0.1 (a server on 0.0.0.0 announces that too)."""
+    return served.url.replace("0.0.0.0", "127.0.0.1")
+
+
+@asynccontextmanager
+async def session_for(url: str, token: str | None = None) -> AsyncIterator[ClientSession]:
+    """A 2025-11-25 `ClientSession` over streamable HTTP, initialized, sending `token` if given."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def text_of(result: mt.CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, mt.TextContent))
+
+
+# -- clients of every kind list and call tools --------------------------------------------------------------------
+
+
+async def test_a_2025_client_with_a_session_lists_and_calls_tools(http_server: Served) -> None:
+    async with (
+        streamable_http_client(http_server.url) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        init = await session.initialize()
+        assert init.protocol_version == "2025-11-25"
+        assert init.server_info.name == "offprompt"
+        assert {t.name for t in (await session.list_tools()).tools} >= MEMORY_TOOLS
+        listed = await session.call_tool("memory_list", {})
+        assert not listed.is_error
+        assert "holds nothing yet" in text_of(listed)
+
+
+async def test_a_2026_client_without_a_session_lists_and_calls_tools(http_server: Served) -> None:
+    async with Client(http_server.url) as client:
+        assert client.protocol_version == "2026-07-28"
+        assert {t.name for t in (await client.list_tools()).tools} >= MEMORY_TOOLS
+        listed = await client.call_tool("memory_list", {})
+        assert not listed.is_error
+        assert "holds nothing yet" in text_of(listed)
+
+
+async def test_a_2026_request_needs_no_session_id(http_server: Served) -> None:
+    # One self-contained POST, no initialize, no Mcp-Session-Id: the 2026-07-28 wire.
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+    headers = {**POST_HEADERS, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+    async with httpx.AsyncClient(timeout=30) as http:
+        response = await http.post(http_server.url, json=request, headers=headers)
+    assert response.status_code == 200, response.text
+    assert "mcp-session-id" not in response.headers
+    assert {t["name"] for t in response.json()["result"]["tools"]} >= MEMORY_TOOLS
+
+
+async def test_an_sse_client_lists_and_calls_tools(sse_server: Served) -> None:
+    assert sse_server.url.endswith("/sse")
+    async with sse_client(sse_server.url) as (read, write), ClientSession(read, write) as session:
+        init = await session.initialize()
+        assert init.server_info.name == "offprompt"
+        assert {t.name for t in (await session.list_tools()).tools} >= MEMORY_TOOLS
+        listed = await session.call_tool("memory_list", {})
+        assert not listed.is_error
+
+
+async def test_a_2025_http_client_hears_that_the_proxied_tools_changed(tmp_path: Path) -> None:
+    # A downstream whose tools change (tests/servers/counter.py `grow` adds `extra`) behind offprompt over HTTP.
+    counter = {"command": sys.executable, "args": [str(REPO / "tests" / "servers" / "counter.py")]}
+    config = tmp_path / "offprompt.json"
+    config.write_text(json.dumps({"mcpServers": {"counter": counter}}))
+    changed = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, mt.ToolListChangedNotification):
+            changed.set()
+
+    with offprompt_serving(tmp_path / "data", "--config", str(config), "--transport", "http") as served:
+        async with (
+            streamable_http_client(served.url) as (read, write),
+            ClientSession(read, write, message_handler=on_message) as session,
+        ):
+            init = await session.initialize()
+            caps = init.capabilities
+            assert caps.tools is not None
+            assert caps.tools.list_changed
+            assert caps.prompts is not None
+            assert caps.prompts.list_changed
+            assert caps.resources is not None
+            assert caps.resources.list_changed
+            assert "counter__extra" not in {t.name for t in (await session.list_tools()).tools}
+            assert text_of(await session.call_tool("counter__grow", {})) == "grown"
+            with anyio.fail_after(30):  # bounds a hang; the notification comes within a second
+                await changed.wait()
+            assert "counter__extra" in {t.name for t in (await session.list_tools()).tools}
+
+
+# -- Host, Origin, body size ----------------------------------------------------------------------------------------
+
+
+async def _probe(served: Served, headers: dict[str, str], content: bytes | None = None) -> httpx.Response:
+    """One request of the kind the transport starts with: POST /mcp initialize, or GET /sse."""
+    async with httpx.AsyncClient(timeout=30) as http:
+        if served.url.endswith("/mcp"):
+            body = content if content is not None else json.dumps(INITIALIZE).encode()
+            return await http.post(served.url, content=body, headers={**POST_HEADERS, **headers})
+        async with http.stream("GET", served.url, headers=headers) as response:
+            return response  # the SSE stream itself is not read: the status is the answer
+
+
+async def test_a_foreign_origin_is_refused_with_403(served: Served) -> None:
+    refused = await _probe(served, {"Origin": "http://evil.example.com"})
+    assert refused.status_code == 403
+    port = served.origin.rsplit(":", 1)[1]
+    for origin in (f"http://localhost:{port}", f"http://127.0.0.1:{port}", "https://localhost"):
+        assert (await _probe(served, {"Origin": origin})).status_code == 200, origin
+    for origin in ("null", "http://localhost.evil.example.com", "http://127.0.0.1.evil.example.com:80"):
+        assert (await _probe(served, {"Origin": origin})).status_code == 403, origin
+
+
+async def test_a_foreign_host_is_refused_with_421(served: Served) -> None:
+    # A DNS-rebinding page reaches 127.0.0.1 under its own name: the Host header gives it away.
+    refused = await _probe(served, {"Host": "evil.example.com"})
+    assert refused.status_code == 421
+    assert (await _probe(served, {"Host": "evil.example.com:80"})).status_code == 421
+    assert (await _probe(served, {"Host": "localhost@evil.example.com"})).status_code == 421
+    assert (await _probe(served, {"Host": "localhost"})).status_code == 200
+
+
+async def test_a_body_over_the_cap_is_refused_with_413(served: Served) -> None:
+    body = b" " * (CAP + 1)
+    async with httpx.AsyncClient(timeout=30) as http:
+        if served.url.endswith("/mcp"):
+            response = await http.post(served.url, content=body, headers=POST_HEADERS)
+        else:
+            messages = f"{served.origin}/messages/?session_id={'0' * 32}"
+            response = await http.post(messages, content=body, headers=POST_HEADERS)
+    assert response.status_code == 413
+
+
+# -- binding beyond loopback, tokens ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_a_public_address_without_a_token_refuses_to_start(tmp_path: Path, transport: str) -> None:
+    command = offprompt_command(
+        "serve", "--transport", transport, "--host", "0.0.0.0", "--port", "0", "--data-dir", str(tmp_path)
+    )
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=clean_env(), check=False)
+    assert done.returncode == 2
+    assert "refusing to listen on 0.0.0.0" in done.stderr
+    assert "reachable from other machines" in done.stderr
+    assert "--auth-token" in done.stderr
+    assert "OFFPROMPT_AUTH_TOKEN" in done.stderr
+
+
+async def test_a_missing_or_wrong_token_is_refused_with_401(token_server: Served) -> None:
+    url = local_url(token_server)
+
+    async def initialize(authorization: str | None) -> httpx.Response:
+        headers = {**POST_HEADERS, "Authorization": authorization} if authorization else POST_HEADERS
+        async with httpx.AsyncClient(timeout=30) as http:
+            return await http.post(url, json=INITIALIZE, headers=headers)
+
+    missing = await initialize(None)
+    wrong = await initialize(f"Bearer {ALICE}x")
+    other_scheme = await initialize(f"Basic {ALICE}")
+    right = await initialize(f"Bearer {ALICE}")
+    assert missing.status_code == 401
+    assert missing.headers["www-authenticate"] == 'Bearer realm="offprompt"'
+    assert wrong.status_code == 401
+    assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
+    assert other_scheme.status_code == 401
+    assert right.status_code == 200
+
+
+async def test_clients_with_a_token_list_and_call_tools(token_server: Served) -> None:
+    url = local_url(token_server)
+    async with session_for(url, ALICE) as session:
+        assert {t.name for t in (await session.list_tools()).tools} >= {*MEMORY_TOOLS, "rec__echo"}
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {BOB}"}, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        assert client.protocol_version == "2026-07-28"
+        assert not (await client.call_tool("memory_list", {})).is_error
+
+
+async def test_a_session_answers_only_the_token_that_opened_it(token_server: Served) -> None:
+    url = local_url(token_server)
+    async with httpx.AsyncClient(timeout=30) as http:
+        opened = await http.post(url, json=INITIALIZE, headers={**POST_HEADERS, "Authorization": f"Bearer {ALICE}"})
+        session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        as_bob = await http.post(url, json=ping, headers={**POST_HEADERS, **session, "Authorization": f"Bearer {BOB}"})
+        as_alice = await http.post(
+            url, json=ping, headers={**POST_HEADERS, **session, "Authorization": f"Bearer {ALICE}"}
+        )
+    assert as_bob.status_code == 404
+    assert as_alice.status_code == 200
+
+
+async def test_a_namespace_stored_by_one_token_is_hidden_from_another(token_server: Served) -> None:
+    url = local_url(token_server)
+    async with session_for(url, ALICE) as alice:
+        stored = await alice.call_tool("rec__echo", {"text": "alice's secret"})
+        namespace = stored.meta["offprompt"]["artifact_namespace"] if stored.meta else None
+        assert namespace, text_of(stored)
+        uri = f"memory://default/{namespace}"
+        assert namespace in text_of(await alice.call_tool("memory_list", {}))
+        loaded = await alice.call_tool("memory_load", {"artifact_namespace": namespace})
+        assert text_of(loaded).startswith("alice's secret")
+        assert (await alice.read_resource(uri)).contents
+    async with session_for(url, BOB) as bob:
+        assert namespace not in text_of(await bob.call_tool("memory_list", {}))
+        refused = await bob.call_tool("memory_load", {"artifact_namespace": namespace})
+        assert refused.is_error
+        assert "alice's secret" not in text_of(refused)
+        grep = await bob.call_tool("memory_grep", {"pattern": "secret"})
+        assert "alice's secret" not in text_of(grep)
+        with pytest.raises(MCPError):
+            await bob.read_resource(uri)
+        assert namespace not in {r.name for r in (await bob.list_resources()).resources}
+    async with (  # the 2026-07-28 wire carries the token's owner too
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {BOB}"}, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http)) as modern_bob,
+    ):
+        assert namespace not in text_of(await modern_bob.call_tool("memory_list", {}))
+        assert (await modern_bob.call_tool("memory_load", {"artifact_namespace": namespace})).is_error
+
+
+async def test_over_sse_too_a_token_is_required_and_keeps_namespaces_apart(sse_token_server: Served) -> None:
+    async with httpx.AsyncClient(timeout=30) as http, http.stream("GET", sse_token_server.url) as response:
+        assert response.status_code == 401
+
+    @asynccontextmanager
+    async def sse_session(token: str) -> AsyncIterator[ClientSession]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with sse_client(sse_token_server.url, headers=headers) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            yield s
+
+    async with sse_session(ALICE) as alice:
+        stored = await alice.call_tool("rec__echo", {"text": "alice's secret"})
+        namespace = stored.meta["offprompt"]["artifact_namespace"] if stored.meta else None
+        assert namespace, text_of(stored)
+        assert not (await alice.call_tool("memory_load", {"artifact_namespace": namespace})).is_error
+    async with sse_session(BOB) as bob:
+        assert namespace not in text_of(await bob.call_tool("memory_list", {}))
+        assert (await bob.call_tool("memory_load", {"artifact_namespace": namespace})).is_error
+
+
+async def test_the_clients_authorization_never_reaches_the_downstream(
+    token_server: Served, recorder: tuple[Served, Path]
+) -> None:
+    downstream, record = recorder
+    # Directly, the recorder does see an Authorization header: the check below would catch a leak.
+    async with session_for(downstream.url, "direct-call-token-0123456789") as direct:
+        assert text_of(await direct.call_tool("echo", {"text": "hi"})) == "hi"
+    assert any(h.get("authorization") == ["Bearer direct-call-token-0123456789"] for h in recorded_headers(record))
+    record.unlink()
+
+    async with session_for(local_url(token_server), ALICE) as session:
+        result = await session.call_tool("rec__echo", {"text": "through offprompt"})
+        assert not result.is_error
+    seen = recorded_headers(record)
+    assert seen, "the call did not reach the downstream"
+    assert all(h.get("x-offprompt-test") == ["configured"] for h in seen)  # the configured headers do
+    assert not any("authorization" in h for h in seen)
+    assert not any(ALICE in value for h in seen for values in h.values() for value in values)
+
+
+# -- settings -------------------------------------------------------------------------------------------------------
+
+
+def test_tokens_come_as_a_comma_list_or_repeated() -> None:
+    assert parse_tokens([f"{ALICE}, {BOB}", ALICE, ""]) == (ALICE, BOB)
+    assert owner_id(ALICE) == owner_id(ALICE) != owner_id(BOB)
+    assert ALICE not in owner_id(ALICE)
+    assert ALICE not in repr(TransportSettings(transport="http", auth_tokens=(ALICE,)))
+
+
+def test_bad_settings_say_what_to_do() -> None:
+    with pytest.raises(ConfigError, match="at least 16 characters"):
+        TransportSettings(transport="http", auth_tokens=("short",))
+    with pytest.raises(ConfigError, match=r"refusing to listen on 192\.0\.2\.7"):
+        TransportSettings(transport="sse", host="192.0.2.7")
+    with pytest.raises(ConfigError, match="not a TCP port"):
+        TransportSettings(transport="http", port=70000)
+    assert TransportSettings(transport="http", host="192.0.2.7", auth_tokens=(ALICE,)).local_names() >= {
+        "192.0.2.7",
+        "localhost",
+    }
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST."))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "192.0.2.7", "example.com", ""))
+
+
+async def test_the_guard_hands_the_caller_on_but_not_the_credential() -> None:
+    seen: list[Scope] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        seen.append(scope)
+        await PlainTextResponse("ok")(scope, receive, send)
+
+    guard = RequestGuard(app, TransportSettings(transport="http", auth_tokens=(ALICE, BOB)))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=guard), base_url="http://127.0.0.1:1") as http:
+        response = await http.get("/mcp", headers={"Authorization": f"bearer  {BOB} "})
+    assert response.status_code == 200
+    (scope,) = seen
+    assert all(name != b"authorization" for name, _ in scope["headers"])
+    assert BOB.encode() not in b"".join(value for _, value in scope["headers"])
+    assert scope["user"].access_token.client_id == owner_id(BOB)
+    assert scope["user"].access_token.token != BOB
+
+
+def test_sigterm_stops_the_server_with_status_0_even_with_a_client_connected(tmp_path: Path) -> None:
+    with (
+        offprompt_serving(tmp_path, "--transport", "sse") as served,
+        httpx.stream("GET", served.url, timeout=30) as stream,
+    ):
+        assert stream.status_code == 200
+        served.process.terminate()
+        assert served.process.wait(timeout=30) == 0
+    assert "Application shutdown complete" in served.stderr()
+
+
+def test_the_announced_url_names_the_free_port(http_server: Served) -> None:
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", http_server.url)
+    assert not http_server.url.endswith(":0/mcp")

@@ -1,0 +1,35 @@
+"""The package's shape: a light root, and the SDK's server kept out of the layers below serving."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+from .support import REPO
+
+PACKAGE = REPO / "server" / "offprompt"
+BELOW_SERVING = ("proxy", "tools.py", "policy.py", "memory", "config", "artifacts.py", "tokens.py", "embedding.py")
+
+
+def _imports(path: str) -> set[str]:
+    tree = ast.parse((PACKAGE / path).read_text())
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    return names
+
+
+def test_nothing_below_serving_imports_the_sdk_server() -> None:
+    offenders = []
+    for entry in BELOW_SERVING:
+        paths = [PACKAGE / entry] if entry.endswith(".py") else sorted((PACKAGE / entry).rglob("*.py"))
+        for path in paths:
+            relative = str(path.relative_to(PACKAGE))
+            offenders += [f"{relative}: {name}" for name in _imports(relative) if name.startswith("mcp.server")]
+    assert offenders == []
+
+
+def test_importing_errors_loads_no_other_offprompt_module() -> None:
+    code = "import sys, offprompt.errors; print(sorted(m for m in sys.modules if m.startswith('offprompt')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['offprompt', 'offprompt._version', 'offprompt.errors']"
