@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 INTENT = "intent"
-#: Kept short: every proxied tool carries it in tools/list (about 25 tokens a tool, measured).
-DESCRIPTION = "What you need from the result. If it is stored off the prompt, you get the passages that answer it."
+#: Kept short: every proxied tool carries it in tools/list (30 tokens a tool with the JSON around it, measured).
+DESCRIPTION = "What you look for: a stored result then shows the passages that answer it."
 
 
 def with_intent(schema: dict[str, Any]) -> dict[str, Any] | None:
