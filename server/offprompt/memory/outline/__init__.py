@@ -22,7 +22,7 @@ import numpy as np
 
 from offprompt.memory.chunking.detect import detect
 from offprompt.memory.outline import code, headings, json_schema, logs, paragraphs
-from offprompt.memory.outline.addressing import LineIndex, char_to_byte
+from offprompt.memory.outline.addressing import LineIndex, chars_to_bytes
 from offprompt.memory.outline.entries import MAX_ENTRIES, Entry, Found
 from offprompt.memory.outline.view import shallow_first
 from offprompt.tokens import TokenIndex
@@ -61,8 +61,7 @@ def _place(found: list[Found], text: str, data: bytes, tokens: TokenIndex, lines
     if not found:
         return []
     chars = np.asarray([x for f in found for x in (f.start, max(f.end - 1, f.start))], dtype=np.int64)
-    to_byte = char_to_byte(text, data)
-    at = to_byte[chars] if to_byte is not None else chars
+    at = chars_to_bytes(text, data, chars)
     line_of = lines.lines_at(at)
     starts = np.maximum(np.searchsorted(tokens.offsets, at[0::2], side="right") - 1, 0)
     return [

@@ -51,13 +51,17 @@ class LineIndex:
         return k + 1 if k < len(self.starts) and int(self.starts[k]) == byte else None
 
 
-def char_to_byte(text: str, data: bytes) -> npt.NDArray[np.int64] | None:
-    """Byte offset of every character offset (``len(text) + 1`` of them), or None when they are the same
-    (ASCII text)."""
+def chars_to_bytes(text: str, data: bytes, chars: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Byte offsets of character offsets of ``text`` (``data`` is its UTF-8), encoding each stretch between
+    them once: a few ms for 1 MB, whatever its characters."""
     if len(text) == len(data):
-        return None
-    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
-    out = np.zeros(len(points) + 1, dtype=np.int64)
-    np.cumsum(widths, out=out[1:])
+        return chars
+    order = np.argsort(chars, kind="stable")
+    out = np.empty(len(chars), dtype=np.int64)
+    last_char = last_byte = 0
+    for k in order:
+        char = int(chars[k])
+        last_byte += len(text[last_char:char].encode("utf-8"))
+        last_char = char
+        out[k] = last_byte
     return out

@@ -45,11 +45,10 @@ _CANDIDATES = (
     re.compile(r"\)[ \t]*(?::[^\n{;=]*)?\{[ \t]*(?=\n)"),  # a method's signature ends the line
     re.compile(r"=[ \t]*(?:async[ \t]+)?function\b"),  # a function assigned to a name
 )
-#: String literals and comments; those that span lines hide their inner lines from the outline.
-_LITERAL = re.compile(
-    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|/\*[\s\S]*?\*/|`(?:\\[\s\S]|[^`\\])*`'
-    r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|#[^\n]*'
-)
+#: What may open a string or comment that spans lines; the rest of a line decides whether it really does.
+_OPENER = re.compile(r'"""|\'\'\'|/\*|`')
+_CLOSER_OF = {'"""': '"""', "'''": "'''", "/*": "*/", "`": "`"}
+_QUOTED = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
 _DOCSTRING = re.compile(r"^\s*[rRbBuU]?(?:\"\"\"|''')")
 _DOC_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*)")
 _DOC_MARKUP = re.compile(r"^\s*(?:/\*\*?|\*/?|//+|#+|[rRbBuU]?\"\"\"|[rRbBuU]?\'\'\')|(?:\*/|\"\"\"|\'\'\')\s*$")
@@ -77,7 +76,7 @@ class _Text:
         self.starts: list[int] = starts.tolist()
         self.count = len(self.starts)
         inside = np.zeros(self.count + 1, dtype=np.int64)
-        spans = [(m.start(), m.end() - 1) for m in _LITERAL.finditer(text) if "\n" in m.group()]
+        spans = _multiline_literals(text)
         if spans:
             firsts, lasts = np.searchsorted(starts, np.asarray(spans, dtype=np.int64), side="right").T - 1
             np.add.at(inside, firsts + 1, 1)
@@ -93,6 +92,28 @@ class _Text:
 
     def blank(self, i: int) -> bool:
         return not self.line(i).strip()
+
+
+def _multiline_literals(text: str) -> list[tuple[int, int]]:
+    """(first, last character) of each string or block comment that spans lines: triple-quoted strings, block
+    comments, template literals. An opener inside a one-line string or after a line comment is skipped."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (m := _OPENER.search(text, pos)) is not None:
+        at, token = m.start(), m.group()
+        before = _QUOTED.sub("", text[text.rfind("\n", 0, at) + 1 : at])
+        if "//" in before or "#" in before or before.count('"') % 2 or before.count("'") % 2:
+            pos = m.end()
+            continue
+        closer = _CLOSER_OF[token]
+        end = text.find(closer, m.end())
+        while token == "`" and end > 0 and text[end - 1] == "\\":
+            end = text.find(closer, end + 1)  # an escaped backtick
+        end = len(text) if end == -1 else end + len(closer)
+        if text.find("\n", at, end) != -1:
+            spans.append((at, end - 1))
+        pos = end
+    return spans
 
 
 def outline(text: str) -> list[Found]:
@@ -164,12 +185,18 @@ def _summary(t: _Text, i: int) -> str:
         k -= 1  # decorators
     if k > 0 and t.blank(k):
         k -= 1  # a doc comment a blank line above
-    above: list[str] = []
-    while k >= 0 and (t.continued[k] or _DOC_COMMENT.match(t.line(k))) and not t.blank(k):
-        above.insert(0, t.line(k))
-        k -= 1
+    above: list[int] = []
+    if k >= 0 and t.line(k).rstrip().endswith("*/"):
+        opener = t.text.rfind("/*", 0, t.starts[k] + len(t.line(k)))
+        first = t.line_of(opener) if opener != -1 else k
+        above = list(range(first, min(first + 8, k + 1)))  # a block comment: its first lines hold the summary
+    else:
+        while k >= 0 and _DOC_COMMENT.match(t.line(k)) and len(above) < 40:
+            above.append(k)
+            k -= 1
+        above = above[::-1][:8]
     if above:
-        return _sentence(above)
+        return _sentence([t.line(j) for j in above])
     end = i
     while end < min(i + 12, t.count - 1) and not _SIGNATURE_END.search(t.line(end).rstrip()):
         end += 1  # a signature over several lines

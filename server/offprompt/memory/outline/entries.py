@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 #: No outline holds more entries: the whole outline rides in a reference's `_meta`.
@@ -34,7 +34,14 @@ class Entry:
     offset: int
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "title": self.title,
+            "kind": self.kind,
+            "depth": self.depth,
+            "line": self.line,
+            "end_line": self.end_line,
+            "offset": self.offset,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Entry:

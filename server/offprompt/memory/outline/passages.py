@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from offprompt.memory.outline.addressing import LineIndex, char_to_byte
+from offprompt.memory.outline.addressing import LineIndex, chars_to_bytes
 from offprompt.tokens import TokenIndex
 
 WINDOW_CHARS = 800
@@ -86,7 +86,6 @@ def best(
     df = (tf > 0).sum(axis=0)
     idf = np.log(1 + (windows - df + 0.5) / (df + 0.5))
     scores = (idf * tf * (_K1 + 1) / (tf + _K1)).sum(axis=1)
-    to_byte = char_to_byte(text, data)
     out: list[Passage] = []
     taken: list[tuple[int, int]] = []
     for w in np.argsort(-scores, kind="stable")[: top * 4]:
@@ -96,14 +95,13 @@ def best(
         if any(a < y and x < b for x, y in taken):
             continue
         taken.append((a, b))
-        out.append(_passage(text, data, to_byte, a, b, tokens, lines, float(scores[w]), max_tokens))
+        out.append(_passage(text, data, a, b, tokens, lines, float(scores[w]), max_tokens))
     return out
 
 
 def _passage(
     text: str,
     data: bytes,
-    to_byte: np.ndarray | None,
     a: int,
     b: int,
     tokens: TokenIndex,
@@ -117,7 +115,7 @@ def _passage(
         start = a
     stop = text.find("\n", b - 1, b + 200)
     end = stop + 1 if stop != -1 else b
-    first, last = (int(to_byte[start]), int(to_byte[end])) if to_byte is not None else (start, end)
+    first, last = (int(x) for x in chars_to_bytes(text, data, np.asarray([start, end], dtype=np.int64)))
     offset = tokens.token_at(first)
     cap = int(tokens.offsets[min(offset + max_tokens, tokens.tokens)])
     if last > cap:
