@@ -131,3 +131,14 @@ async def test_an_auto_result_shows_a_bounded_outline_and_carries_it_whole(memor
     assert facts["outline"] == meta(whole)["outline"]
     assert len(facts["outline"]) > shown.count("\n")  # the text shows part, _meta holds all
     assert "intent" not in facts  # none was given
+
+
+async def test_outline_tokens_0_turns_the_outline_off(memory: TaskMemory, tmp_path: Path) -> None:
+    raw = {**config(tmp_path / "record.jsonl"), "offprompt": {"outline_tokens": 0}}
+    async with proxied(memory, raw) as client:
+        result = await client.call_tool("files__read", {"path": str(SOURCE)})
+        facts = meta(result)
+        asked = await client.call_tool("memory_outline", {"artifact_namespace": facts["artifact_namespace"]})
+    assert "outline" not in facts
+    assert "Outline" not in texts(result)
+    assert meta(asked)["outline"]  # still made, and one call away

@@ -119,3 +119,11 @@ async def test_query_hits_name_the_line_they_start_in(memory: TaskMemory, client
     for hit in hits:
         assert hit["text"].split("\n")[0] in lines[hit["line"] - 1]
         assert f"line {hit['line']} " in text_of(result)
+
+
+async def test_the_memory_tools_cost_at_most_1600_tokens_of_tools_list(client: Client) -> None:
+    from offprompt.tokens import count_tokens
+
+    listed = (await client.list_tools()).model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert {t["name"] for t in listed["tools"]} >= {"memory_load", "memory_outline", "memory_query"}
+    assert count_tokens(json.dumps(listed)) <= 1600
