@@ -28,6 +28,14 @@ class LineIndex:
             starts = starts[:-1]  # a final line break ends the last line; no empty line follows it
         return cls(starts, len(data))
 
+    def to_bytes(self) -> bytes:
+        return np.concatenate((self.starts, [self.size])).astype("<u4").tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> LineIndex:
+        stored = np.frombuffer(data, dtype="<u4").astype(np.int64)
+        return cls(stored[:-1], int(stored[-1]))
+
     @property
     def lines(self) -> int:
         return len(self.starts)

@@ -18,7 +18,8 @@ or `hybrid` (both scores, normalised and combined: see :func:`_fuse`). In
 doesn't, as grep would find it.
 
 Layout under `root`: raw/{namespace}/{item}.txt .idx (uint32 token offsets)
-.json (kind, hint) .outline.json (the outline, made at store time) .embedded (marker); lexical.sqlite3; chroma/ for a
+.lines (uint32 line starts, then the size) .json (kind, hint) .outline.json (the outline, made at store
+time) .embedded (marker); lexical.sqlite3; chroma/ for a
 persistent collection; deleted.txt (namespaces to drop from Chroma when it
 opens).
 """
@@ -165,10 +166,12 @@ class ChromaTextStorage:
         index = index_tokens(data)
         write_atomically(self._path(namespace, item, ".txt"), data)
         write_atomically(self._path(namespace, item, ".idx"), index.to_bytes())
+        lines = LineIndex.of(data)
+        write_atomically(self._path(namespace, item, ".lines"), lines.to_bytes())
         hint = _hint(artifact.meta)
         sidecar = {"kind": artifact.kind, "hint": hint, "searchable": searchable}
         if searchable:  # a copy of an earlier item gets its outline when one is asked for
-            entries = outline.build(data, artifact.kind, hint, index)
+            entries = outline.build(data, artifact.kind, hint, index, lines)
             write_atomically(self._path(namespace, item, ".outline.json"), outline.dumps(entries))
         write_atomically(self._path(namespace, item, ".json"), json.dumps(sidecar).encode())
         if searchable:
@@ -208,10 +211,12 @@ class ChromaTextStorage:
         with open(idx_path, "rb") as f:
             start_byte = _read_offset(f, offset)
             end_byte = _read_offset(f, end)
-        data = text_path.read_bytes()
-        lines = LineIndex.of(data)
+        with open(text_path, "rb") as f:
+            f.seek(start_byte)
+            text = f.read(end_byte - start_byte).decode("utf-8")
+        lines = self.lines(namespace, item)
         return Window(
-            text=data[start_byte:end_byte].decode("utf-8"),
+            text=text,
             offset=offset,
             next_offset=end if end < total else None,
             total_tokens=total,
@@ -221,8 +226,7 @@ class ChromaTextStorage:
         )
 
     def window_at_line(self, namespace: str, item: int, line: int, max_tokens: int) -> Window:
-        data = self._require(namespace, item).read_bytes()
-        lines = LineIndex.of(data)
+        lines = self.lines(namespace, item)
         if not 1 <= line <= lines.lines:
             raise InvalidArgumentError(
                 f"line {line} is past the end: item {item} of {namespace!r} has lines 1 to {lines.lines}"
@@ -241,10 +245,13 @@ class ChromaTextStorage:
             if lines.start_of(last) > start_byte:
                 end_byte, next_line = lines.start_of(last), last
                 end = index.token_at(end_byte)
+        with open(self._path(namespace, item, ".txt"), "rb") as f:
+            f.seek(start_byte)
+            text = f.read(end_byte - start_byte).decode("utf-8")
         return Window(
-            text=data[start_byte:end_byte].decode("utf-8"),
+            text=text,
             offset=first,
-            next_offset=end if end_byte < len(data) else None,
+            next_offset=end if end_byte < lines.size else None,
             total_tokens=index.tokens,
             line=line,
             end_line=lines.line_at(max(end_byte - 1, start_byte)),
@@ -266,7 +273,11 @@ class ChromaTextStorage:
         return entries
 
     def lines(self, namespace: str, item: int) -> LineIndex:
-        return LineIndex.of(self._require(namespace, item).read_bytes())
+        """Where each line starts, stored with the text (found again for a text stored without it)."""
+        try:
+            return LineIndex.from_bytes(self._path(namespace, item, ".lines").read_bytes())
+        except FileNotFoundError:
+            return LineIndex.of(self._require(namespace, item).read_bytes())
 
     def token_index(self, namespace: str, item: int) -> TokenIndex:
         self._require(namespace, item)
