@@ -3,10 +3,11 @@
     .venv/bin/python -m bench.trace_call            # prints the count and the module pairs
 
 The server runs as a real `offprompt serve --config` subprocess over stdio, under a profiler that counts
-every call from a function of one offprompt module into a function of another (a coroutine counts once, not
-at each resumption), in every thread except the background indexers. The client (a 2025-era `ClientSession`, so the call takes the fast lane) starts a
-session, lists tools, and makes one call whose result goes off the prompt; a second run without that call
-is the baseline, and the difference is the call's own count.
+every call from a function of one offprompt module into a function of another (a coroutine counts once,
+not at each resumption), in every thread except the background indexers. The client (a 2025-era
+`ClientSession`, so the call takes the fast lane) starts a session, lists tools, and makes one call whose
+result goes off the prompt; a second run without that call is the baseline, and the difference is the
+call's own count.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ async def _session(out: Path, config: Path, data: Path, call: bool) -> None:
         await session.list_tools()
         if call:
             result = await session.call_tool("counter__lines", {"count": 3000})
-            assert result.meta and "offprompt" in result.meta, "the call's result should have gone off the prompt"
+            if not (result.meta and "offprompt" in result.meta):
+                raise SystemExit("the call's result should have gone off the prompt")
         await anyio.sleep(1.0)  # the server's counts reach the file
 
 
