@@ -29,6 +29,7 @@ from offprompt.errors import NotFoundError, OffpromptError
 from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
 from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy
 from offprompt.results import CallSite, ResultBoundary, ResultSettings
+from offprompt.serve.client_channels import SessionChannel
 from offprompt.tools import TOOLS
 
 logger = logging.getLogger(__name__)
@@ -144,7 +145,7 @@ def build_server(
         site = CallSite(route.server, route.tool, proxy.policy(route), params.arguments, owner_of(ctx) or "")
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-            return (await proxy.call(params.name, arguments, _progress_forwarder(ctx)))[1]
+            return (await proxy.call(params.name, arguments, _progress_forwarder(ctx), SessionChannel(ctx)))[1]
 
         return await results.answer(site, fetch)
 
