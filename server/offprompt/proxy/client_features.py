@@ -77,8 +77,8 @@ class Callers:
             raise MCPError(
                 mt.INVALID_REQUEST,
                 f"offprompt cannot tell which of its clients should answer {method} from "
-                f'"{self.server}": calls of {len(self._in_flight)} clients are in flight to it. Mark the server '
-                '"per_session": true in the offprompt config to give each client its own process.',
+                f'"{self.server}": calls of {len(self._in_flight)} clients are in flight to it, and it serves them all '
+                "from one process. Call the tool again once the other client's call has ended.",
             )
         if self._in_flight:
             return self._channels[next(iter(self._in_flight))]
