@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import warnings
 import weakref
 from collections.abc import Collection
 from typing import Any
@@ -16,7 +17,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
@@ -258,23 +259,26 @@ def build_server(
             await proxy.subscribe(uri, subscribe=False)
         return mt.EmptyResult()
 
-    return OffpromptServer(
-        "offprompt",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_subscriptions_listen=ListenHandler(bus),
-        on_set_logging_level=set_logging_level,
-        on_completion=complete,
-        on_subscribe_resource=subscribe,
-        on_unsubscribe_resource=unsubscribe,
-    )
+    # Logging is deprecated at 2026-07-28 (SEP-2577) and current for the 2025-era clients offprompt serves.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The logging capability is deprecated", MCPDeprecationWarning)
+        return OffpromptServer(
+            "offprompt",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=read_resource,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
+            on_subscriptions_listen=ListenHandler(bus),
+            on_set_logging_level=set_logging_level,
+            on_completion=complete,
+            on_subscribe_resource=subscribe,
+            on_unsubscribe_resource=unsubscribe,
+        )
 
 
 def _read_memory_uri(memory: TaskMemory, uri: str, owner: str | None) -> mt.ReadResourceResult:
