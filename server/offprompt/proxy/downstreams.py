@@ -49,6 +49,9 @@ Listing = Literal["tools", "prompts", "resources"]
 EVERY_LISTING: tuple[Listing, ...] = ("tools", "prompts", "resources")
 TOOLS_LISTING: tuple[Listing, ...] = ("tools",)
 ChangeFn = Callable[[Collection[Listing]], Awaitable[None]]
+#: A downstream notification for the clients: the server's name, the method, its params.
+RelayFn = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+RELAYED_NOTIFICATIONS = frozenset({"notifications/message", "notifications/resources/updated"})
 
 
 def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
@@ -81,6 +84,7 @@ class Downstream:
         self.config = config
         self._connect = connect
         self.callers = Callers(name, config.roots)  # who answers the server's sampling, elicitation and roots
+        self.on_relay: RelayFn | None = None  # the server's log messages and resource updates, for the clients
         self.tools_version = 0
         self._tools: list[mt.Tool] = []
         self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
@@ -165,6 +169,8 @@ class Downstream:
         if method == "notifications/tools/list_changed" and self._session is not None:
             self.tools = await _list_all_tools(self._session)
             await self._on_tools_changed(TOOLS_LISTING)
+        elif method in RELAYED_NOTIFICATIONS and self.on_relay is not None:
+            await self.on_relay(self.name, method, params)
 
     async def call(
         self,
@@ -296,6 +302,10 @@ class Proxy:
         self._listed_early = False  # a listing went out while servers were still starting
         self._started_at = 0.0
         self.listeners: list[ChangeFn] = []
+        self.relays: list[RelayFn] = []  # who hears the downstreams' log messages and resource updates
+        for downstream in self.downstreams.values():
+            downstream.on_relay = self._relay
+        self._template_owner: dict[str, str] = {}
         self._tg: TaskGroup | None = None
         self._first_start: anyio.Event = anyio.Event()
         self._one_started = anyio.Event()  # set, and replaced, each time a server's first start ends
@@ -365,6 +375,10 @@ class Proxy:
     async def _changed(self, listings: Collection[Listing]) -> None:
         for listener in self.listeners:
             await listener(listings)
+
+    async def _relay(self, server: str, method: str, params: dict[str, Any]) -> None:
+        for relay in self.relays:
+            await relay(server, method, params)
 
     def routes(self) -> dict[str, Route]:
         """Public tool name → server and tool; rebuilt when a downstream's tool list changes."""
@@ -496,6 +510,8 @@ class Proxy:
     async def list_resource_templates(self) -> list[mt.ResourceTemplate]:
         async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
             templates = (await session.list_resource_templates()).resource_templates
+            for template in templates:
+                self._template_owner[template.uri_template] = downstream.name
             return [t.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{t.name}"}) for t in templates]
 
         return await self._gather("resources", fetch)
@@ -509,6 +525,40 @@ class Proxy:
             except MCPError as exc:
                 last = exc
         raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
+
+    async def set_logging_level(self, level: mt.LoggingLevel) -> None:
+        """Pass the client's log level on to every server that logs."""
+        for downstream, session in await self._sessions("logging"):
+            try:
+                await session.set_logging_level(level)
+            except MCPError as exc:
+                logger.warning('"%s" refused logging level %s: %s', downstream.name, level, exc.message)
+
+    async def complete(
+        self, ref: mt.PromptReference | mt.ResourceTemplateReference, argument: dict[str, str], context: dict[str, str]
+    ) -> mt.Completion:
+        """Completions from the server that owns the prompt (by its public name) or the resource template."""
+        for downstream, session in await self._sessions("completions"):
+            if isinstance(ref, mt.PromptReference):
+                prompts = (await session.list_prompts()).prompts if _capable(session, "prompts") else []
+                own = [p.name for p in prompts if public_name(downstream.name, p.name) == ref.name]
+                if not own:
+                    continue
+                ref = mt.PromptReference(name=own[0])
+            elif self._template_owner.get(ref.uri) not in (None, downstream.name):
+                continue
+            return (await session.complete(ref, argument, context or None)).completion
+        return mt.Completion(values=[])
+
+    async def subscribe(self, uri: str, subscribe: bool) -> str:
+        """Subscribe to (or unsubscribe from) a resource at the server that listed it; that server's name."""
+        owner = self._resource_owner.get(uri)
+        for downstream, session in await self._sessions("resources", first=owner):
+            if owner not in (None, downstream.name):
+                continue
+            await (session.subscribe_resource(uri) if subscribe else session.unsubscribe_resource(uri))
+            return downstream.name
+        raise MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
 
     def policy(self, route: Route) -> OffPrompt:
         return self.downstreams[route.server].config.policy_for(route.tool)
