@@ -27,6 +27,7 @@ from offprompt.config import OffPrompt, ServerConfig, StdioServer
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
 from offprompt.proxy.client_features import Callers, ClientChannel
+from offprompt.proxy.intent import with_intent
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
 from offprompt.proxy.stdio_session import RawProgress, StdioSession
 
@@ -288,6 +289,7 @@ class Proxy:
         places: Mapping[str, str] | None = None,
         list_wait: float = LIST_WAIT_SECONDS,
         connect: Connect = open_session,
+        intent: bool = False,
     ) -> None:
         """`connect` opens a session to one server (`openers.open_session` by default: a subprocess or HTTP);
         tests pass one that connects to servers in the same process."""
@@ -308,6 +310,8 @@ class Proxy:
         self._first_start: anyio.Event = anyio.Event()
         self._one_started = anyio.Event()  # set, and replaced, each time a server's first start ends
         self._resource_owner: dict[str, str] = {}
+        self.intent = intent  # each tool gets offprompt's `intent` argument (see intent.py)
+        self._with_intent: set[Route] = set()
         self._routes: dict[str, Route] = {}
         self._listed: list[mt.Tool] = []
         self._routes_version: tuple[int, ...] = ()
@@ -387,14 +391,26 @@ class Proxy:
             return
         routes: dict[str, Route] = {}
         listed: list[mt.Tool] = []
+        intent_routes: set[Route] = set()
         for name, downstream in self.downstreams.items():
             for tool in downstream.tools:
                 public = public_name(name, tool.name)
                 if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
                     public = public_name(name, tool.name, force_hash=True)
-                routes[public] = Route(name, tool.name)
-                listed.append(tool.model_copy(update={"name": public, "output_schema": None}))
+                route = routes[public] = Route(name, tool.name)
+                update: dict[str, Any] = {"name": public, "output_schema": None}
+                schema = with_intent(tool.input_schema) if self.intent else None
+                if schema is not None:
+                    update["input_schema"] = schema
+                    intent_routes.add(route)
+                listed.append(tool.model_copy(update=update))
         self._routes, self._listed, self._routes_version = routes, listed, version
+        self._with_intent = intent_routes
+
+    def takes_intent(self, route: Route) -> bool:
+        """Whether the tool's `intent` argument is offprompt's, to be taken out before the call is forwarded."""
+        self._refresh()
+        return route in self._with_intent
 
     @property
     def is_ready(self) -> bool:
