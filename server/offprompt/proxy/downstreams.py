@@ -28,9 +28,11 @@ from mcp.shared.exceptions import MCPError
 
 from offprompt.config import HttpServer, OffPrompt, ServerConfig, StdioServer
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
+from offprompt.logs import keep_message_content_out_of_logs
 from offprompt.proxy.stdio_session import Process, RawProgress, StdioSession, close_process, open_process
 
 logger = logging.getLogger(__name__)
+keep_message_content_out_of_logs()  # results of HTTP downstreams, `always` ones included
 
 MAX_NAME = 64
 SEPARATOR = "__"
