@@ -160,6 +160,8 @@ class TaskMemory:
         self.ttl_seconds = ttl_seconds
         self.max_bytes = max_bytes
         self._lock = lock
+        #: The memory's own directory (set by `open`); the secrets table lives there. None: nowhere on disk.
+        self.directory: Path | None = None
 
     @classmethod
     def open(cls, settings: MemorySettings) -> TaskMemory:
@@ -183,6 +185,7 @@ class TaskMemory:
         except BaseException:
             lock.release()
             raise
+        memory.directory = directory
         memory._drop_orphans()
         memory.expire()
         return memory

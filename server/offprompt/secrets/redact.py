@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import mcp_types as mt
 
 from offprompt.errors import UnknownSecretError
-from offprompt.secrets.detect import find_secrets
+from offprompt.secrets.detect import find_secrets, may_hold_secret
 from offprompt.secrets.vault import HANDLE, SecretVault
 
-__all__ = ["HANDLE_MARK", "Redactor"]
+__all__ = ["HANDLE_MARK", "VAULT_FILE", "Redactor", "json_may_hold_secret", "may_hold_secret_in"]
 
 logger = logging.getLogger(__name__)
 
@@ -28,11 +28,44 @@ logger = logging.getLogger(__name__)
 HANDLE_MARK = "⟦secret:"
 
 
-class Redactor:
-    """Redacts results and substitutes handles for one memory's secrets table (`vault_path`, or in memory)."""
+#: The secrets table's file in a memory's directory.
+VAULT_FILE = "secrets.sqlite3"
 
-    def __init__(self, vault_path: Path | None = None) -> None:
-        self.vault_path = vault_path
+
+def may_hold_secret_in(result: mt.CallToolResult) -> bool:
+    """The prefilter over a result's texts: False means `redact_result` would change nothing."""
+    for block in result.content:
+        if isinstance(block, mt.TextContent) and may_hold_secret(block.text):
+            return True
+        if (
+            isinstance(block, mt.EmbeddedResource)
+            and isinstance(block.resource, mt.TextResourceContents)
+            and may_hold_secret(block.resource.text)
+        ):
+            return True
+    return json_may_hold_secret(result.structured_content)
+
+
+def json_may_hold_secret(value: Any) -> bool:
+    """The prefilter over every string of a JSON value."""
+    if isinstance(value, str):
+        return may_hold_secret(value)
+    if isinstance(value, dict):
+        return any(json_may_hold_secret(item) for item in value.values())
+    if isinstance(value, list):
+        return any(json_may_hold_secret(item) for item in value)
+    return False
+
+
+class Redactor:
+    """Redacts results and substitutes handles for one memory's secrets table.
+
+    `directory` is where the table lives (`secrets.sqlite3`), or a function giving it on first use (the memory
+    of `offprompt.wrap` opens late); None keeps the table in this process only.
+    """
+
+    def __init__(self, directory: Path | Callable[[], Path | None] | None = None) -> None:
+        self._directory = directory
         self._vault: SecretVault | None = None
         self._open_lock = threading.Lock()
 
@@ -40,7 +73,8 @@ class Redactor:
     def vault(self) -> SecretVault:
         with self._open_lock:
             if self._vault is None:
-                self._vault = SecretVault(self.vault_path)
+                directory = self._directory() if callable(self._directory) else self._directory
+                self._vault = SecretVault(None if directory is None else directory / VAULT_FILE)
             return self._vault
 
     def close(self) -> None:

@@ -141,7 +141,9 @@ def build_server(
         route = await proxy.route(params.name)
         if route is None:
             raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
-        site = CallSite(route.server, route.tool, proxy.policy(route), params.arguments, owner_of(ctx) or "")
+        site = CallSite(
+            route.server, route.tool, proxy.policy(route), params.arguments, owner_of(ctx) or "", proxy.secrets(route)
+        )
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
             return (await proxy.call(params.name, arguments, _progress_forwarder(ctx)))[1]

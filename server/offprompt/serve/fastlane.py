@@ -89,7 +89,13 @@ class FastLane:
                 update = {**update, "progressToken": token}  # the client's own token
                 await write({"jsonrpc": "2.0", "method": "notifications/progress", "params": update})
 
-        site = CallSite(route.server, route.tool, self.proxy.policy(route), params.get("arguments"))
+        site = CallSite(
+            route.server,
+            route.tool,
+            self.proxy.policy(route),
+            params.get("arguments"),
+            secrets=self.proxy.secrets(route),
+        )
 
         async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:
             return await self.proxy.call_raw(route, arguments, progress)
