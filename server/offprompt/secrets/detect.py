@@ -60,7 +60,9 @@ _DOCUMENTED = frozenset(
         "fQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
     }
 )
-_PLACEHOLDER_WORDS = ("example", "your", "redacted", "placeholder", "changeme", "dummy", "sample", "fake")
+_PLACEHOLDER = re.compile("example|your|redacted|placeholder|changeme|dummy|sample|fake|⟦secret:|{{")
+_SIGIL = frozenset("$<{%[(*")
+_PADDING = frozenset("x*.#-_0 ")
 _NOT_VALUES = frozenset({"null", "none", "true", "false", "undefined", "nil", "n/a", "na", "empty", "string", "str"})
 
 
@@ -69,24 +71,22 @@ _RUN = re.compile(r"(.)\1{7}")
 
 def _real(value: str) -> bool:
     """Not an example key or a placeholder: those pass unchanged."""
+    if not value or value[0] in _SIGIL or value in _DOCUMENTED:
+        return False  # ${VAR}, <token>, {{ secret }}, %s, [hidden], ****
     lowered = value.lower()
-    if value in _DOCUMENTED or any(word in lowered for word in _PLACEHOLDER_WORDS):
-        return False
-    if value[:1] in "$<{%[(*" or "⟦secret:" in value or "{{" in value:
-        return False  # ${VAR}, <token>, {{ secret }}, %s, [hidden], ****, a handle already
-    if _RUN.search(value):
-        return False  # ghp_xxxxxxxxxxxx..., ********, 00000000
-    return len(set(lowered) - set("x*.#-_0 ")) >= 2
+    if _PLACEHOLDER.search(lowered) or _RUN.search(value):
+        return False  # your-api-key, EXAMPLEKEY, a handle already; ghp_xxxxxxxxxxxx..., 00000000
+    return len(set(lowered) - _PADDING) >= 2
 
 
 def _random_looking(value: str, minimum: int = 16) -> bool:
     """A generated token: long enough, with letters and digits (not a word, a path or a sentence)."""
     return (
-        _real(value)
-        and len(value) >= minimum
+        len(value) >= minimum
+        and len(set(value)) >= 8
         and any(c.isdigit() for c in value)
         and any(c.isalpha() for c in value)
-        and len(set(value)) >= 8
+        and _real(value)
     )
 
 
@@ -109,7 +109,6 @@ def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
-_VALUE_GROUPS = ("dq", "eq", "sq", "bare")
 # A value after `key:` / `key=` / `"key": `: quoted inside a JSON string (\"value\"), double-quoted with escapes,
 # single-quoted, or bare up to a separator.
 _VALUE = (
@@ -127,6 +126,7 @@ _HARMLESS_KEYS = (
     "page_token", "pagetoken", "next_token", "nexttoken", "continuation", "sync_token", "csrf", "public_key",
     "publickey", "primary_key", "foreign_key", "sort_key", "partition_key", "key_id", "idempotency",
 )  # fmt: skip
+_HARMLESS = re.compile("|".join(_HARMLESS_KEYS))
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
 
 
@@ -152,7 +152,7 @@ def _keyword_kind(match: re.Match[str]) -> str:
         return ""  # "pass: 12, fail: 3" is a test summary; DB_PASS is a key
     key = (before + word).lower().replace("-", "_")
     value = _value_of(match)
-    if any(harmless in key for harmless in _HARMLESS_KEYS):
+    if _HARMLESS.search(key):
         return ""
     if ("aws" in key or "secretaccesskey" in key or "secret_access_key" in key) and _AWS_SECRET.fullmatch(value):
         return "aws-secret-key"
@@ -172,7 +172,7 @@ _KEY_PREFIXES = ("api", "auth", "access", "client", "secret", "private", "bearer
 
 
 def _value_of(match: re.Match[str]) -> str:
-    return next(v for v in (match.group(g) for g in _VALUE_GROUPS) if v is not None)
+    return match.group(match.lastgroup or "bare")  # the value group closes last
 
 
 def _is_basic_credentials(value: str) -> bool:
@@ -419,13 +419,11 @@ def _matches(detector: _Detector, text: str, lowered: str) -> Iterator[Finding]:
             matched_until = match.end()
             group = detector.group
             if group == "":
-                group = next((g for g in _VALUE_GROUPS if match.group(g) is not None), "bare")
+                group = match.lastgroup or "bare"  # the value group closes last
             start, end = match.span(group)
-            value = text[start:end]
-            if detector.check is not None and not detector.check(value):
-                continue
             kind = detector.kind_of(match) if detector.kind_of is not None else detector.kind
-            if kind:
+            value = text[start:end]
+            if kind and (detector.check is None or detector.check(value)):
                 yield Finding(start, end, kind, value)
 
 
