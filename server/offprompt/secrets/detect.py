@@ -121,9 +121,9 @@ _VALUE = (
 )
 _ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=|:=|:|=>)[ \t]{0,8}"""
 
-# A key whose value is a secret ends with one of these words: `db_password`, `API_KEY`, `clientSecret`,
-# `aws_secret_access_key`, `_authToken`. The rest of its name is read backwards from the word.
-# Key names (lower case) that end with such a word but hold no secret.
+# A key whose value is a secret ends with a word of the "password" detector: `db_password`, `API_KEY`,
+# `clientSecret`, `aws_secret_access_key`, `_authToken`; the rest of its name is read backwards from the word.
+# These key names (lower case) end with such a word but hold no secret.
 _HARMLESS_KEYS = (
     "page_token", "pagetoken", "next_token", "nexttoken", "continuation", "sync_token", "csrf", "public_key",
     "publickey", "primary_key", "foreign_key", "sort_key", "partition_key", "key_id", "idempotency",
