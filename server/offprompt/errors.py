@@ -6,6 +6,7 @@
     ├── NotFoundError            no such namespace or item
     ├── InvalidArgumentError     a tool argument is out of range (offset, regex, top_k)
     ├── IncompatibleStoreError   a stored collection was built by another embedding function
+    ├── UnknownSecretError       a call's arguments hold a secret handle this caller was not given
     └── DownstreamError          a proxied server failed
         ├── DownstreamUnavailableError   it failed to start, or died
         └── DownstreamTimeoutError       a call took longer than its timeout
@@ -39,6 +40,10 @@ class InvalidArgumentError(OffpromptError):
 
 class IncompatibleStoreError(OffpromptError):
     """The stored vectors were made by a different embedding function than the one configured."""
+
+
+class UnknownSecretError(OffpromptError):
+    """A proxied call's arguments hold a secret handle that is unknown or belongs to another caller."""
 
 
 class DownstreamError(OffpromptError):

@@ -213,6 +213,8 @@ class TaskMemory:
         self.ttl_seconds = ttl_seconds
         self.max_bytes = max_bytes
         self._lock = lock
+        #: The memory's own directory (set by `open`); the secrets table lives there. None: nowhere on disk.
+        self.directory: Path | None = None
 
     @classmethod
     def open(cls, settings: MemorySettings) -> TaskMemory:
@@ -244,6 +246,7 @@ class TaskMemory:
         except BaseException:
             lock.release()
             raise
+        memory.directory = directory
         memory._drop_orphans()
         memory.expire()
         return memory

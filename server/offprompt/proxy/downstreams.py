@@ -23,7 +23,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from offprompt.config import OffPrompt, ServerConfig, StdioServer
+from offprompt.config import OffPrompt, SecretsMode, ServerConfig, StdioServer
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
 from offprompt.proxy.client_features import Callers, ClientChannel
@@ -562,6 +562,9 @@ class Proxy:
 
     def policy(self, route: Route) -> OffPrompt:
         return self.downstreams[route.server].config.policy_for(route.tool)
+
+    def secrets(self, route: Route) -> SecretsMode:
+        return self.downstreams[route.server].config.secrets_for(route.tool)
 
     def timeout(self, route: Route) -> float | None:
         return self.downstreams[route.server].config.timeout_seconds or self.default_timeout

@@ -167,7 +167,8 @@ def build_server(
             proxy.policy(route),
             params.arguments,
             owner_of(ctx) or "",
-            proxy.takes_intent(route),
+            intent=proxy.takes_intent(route),
+            secrets=proxy.secrets(route),
         )
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:

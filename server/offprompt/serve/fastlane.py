@@ -99,6 +99,7 @@ class FastLane:
             self.proxy.policy(route),
             params.get("arguments"),
             intent=self.proxy.takes_intent(route),
+            secrets=self.proxy.secrets(route),
         )
 
         async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:
