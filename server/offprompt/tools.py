@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, to_block
 from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory.catalog import NamespaceRecord
+from offprompt.memory.select import page
 from offprompt.memory.storage.base import SearchMode
 from offprompt.memory.task_memory import TaskMemory
 
@@ -57,6 +58,17 @@ class GrepArgs(_Args):
     pattern: str = Field(description="A Python regular expression, matched against each line.")
     artifact_namespace: str | None = Field(default=None, description="Search only this output; omit to search all.")
     max_matches: int = Field(default=50, ge=1, le=1000, description="Stop after this many matching lines.")
+
+
+class SelectArgs(_Args):
+    artifact_namespace: str = Field(description="The artifact_namespace from the reference.")
+    expression: str = Field(description='jq, e.g. length or [.[] | select(.state == "open") | {id, title}].')
+    item: int = Field(default=0, ge=0, description="Which artifact of the result: 0 is the first.")
+    max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW, description="How many tokens to answer.")
+    offset: int = Field(default=0, ge=0, description="Where to start in the result: 0, or next_offset.")
+    artifact_namespaces: list[str] | None = Field(
+        default=None, description="More stored outputs to join, bound to $ns_<artifact_namespace> and $ns[0], $ns[1]…"
+    )
 
 
 class ListArgs(_Args):
@@ -167,6 +179,32 @@ async def memory_grep(memory: TaskMemory, args: GrepArgs, owner: str | None) -> 
     return _answer("\n".join(lines), {"matches": found, "truncated": truncated})
 
 
+async def memory_select(memory: TaskMemory, args: SelectArgs, owner: str | None) -> mt.CallToolResult:
+    ns = args.artifact_namespace
+    selection = await anyio.to_thread.run_sync(
+        memory.select, ns, args.expression, args.item, owner, args.artifact_namespaces or ()
+    )
+    window = await anyio.to_thread.run_sync(page, selection.text, args.offset, args.max_tokens)
+    end = window.next_offset if window.next_offset is not None else len(selection.text)
+    outputs = f"{selection.outputs:,} output{'s' if selection.outputs != 1 else ''}, one per line"
+    if selection.outputs == 0:
+        where = "The expression produced no output."
+    else:
+        where = f"Characters {window.offset:,}-{end:,} of {len(selection.text):,} ({outputs})."
+        where += (
+            f" Read on with offset={window.next_offset}." if window.next_offset is not None else " This is the end."
+        )
+    meta = {
+        "artifact_namespace": ns,
+        "item": args.item,
+        "outputs": selection.outputs,
+        "offset": window.offset,
+        "next_offset": window.next_offset,
+        "total_chars": len(selection.text),
+    }
+    return _answer([mt.TextContent(text=window.text), mt.TextContent(text=where)], meta)
+
+
 def _timestamp(seconds: float | None) -> str | None:
     if seconds is None:
         return None
@@ -237,6 +275,14 @@ TOOLS: dict[str, MemoryTool] = {
             "offsets for memory_load. Use it for exact names, identifiers, error codes, or to count occurrences.",
             GrepArgs,
             memory_grep,
+        ),
+        MemoryTool(
+            "memory_select",
+            "Run a jq expression over a stored JSON output (a JSON text, structuredContent, JSON Lines as one "
+            "array of all records, like jq -s) and get its result as compact JSON, one output per line; read on "
+            "with next_offset. Use it to count, filter or pick fields of large JSON without reading it all.",
+            SelectArgs,
+            memory_select,
         ),
         MemoryTool(
             "memory_list",

@@ -35,6 +35,7 @@ from offprompt.artifacts import (
 from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory.catalog import Catalog, ItemRecord, NamespaceRecord
 from offprompt.memory.dirlock import DirectoryLock
+from offprompt.memory.select import Selection, SelectLimits, Selector, Source
 from offprompt.memory.storage import (
     ChromaLocation,
     ChromaTextStorage,
@@ -147,6 +148,7 @@ class TaskMemory:
         ttl_seconds: float | None = None,
         max_bytes: int | None = None,
         lock: DirectoryLock | None = None,
+        select_limits: SelectLimits | None = None,
     ) -> None:
         self.name = name
         self.catalog = catalog
@@ -160,6 +162,8 @@ class TaskMemory:
         self.ttl_seconds = ttl_seconds
         self.max_bytes = max_bytes
         self._lock = lock
+        #: Runs memory_select's jq expressions; its worker processes start on the first one.
+        self.selector = Selector(select_limits)
 
     @classmethod
     def open(cls, settings: MemorySettings) -> TaskMemory:
@@ -188,6 +192,7 @@ class TaskMemory:
         return memory
 
     def close(self) -> None:
+        self.selector.close()
         self.text.close()
         self.catalog.close()
         if self._lock is not None:
@@ -295,6 +300,39 @@ class TaskMemory:
         if found.kind not in TEXT_KINDS:
             raise InvalidArgumentError(f"item {item} of {namespace!r} is {found.kind}, not text: load it whole")
         return self.text.window(namespace, item, offset, max_tokens)
+
+    def select(
+        self,
+        namespace: str,
+        expression: str,
+        item: int = 0,
+        owner: str | None = None,
+        joined: Sequence[str] = (),
+    ) -> Selection:
+        """The jq `expression` over the JSON of `item` of `namespace`; each namespace in `joined` is bound to
+        `$ns_<namespace>` and `$ns[i]` (its first JSON item, else item 0)."""
+        sources = [self._json_source(self.get(namespace, owner), item)]
+        for other in joined:
+            record = self.get(other, owner)
+            first_json = next((i.item for i in record.items if i.kind == "json"), 0)
+            sources.append(self._json_source(record, first_json))
+        return self.selector.select(expression, sources, [f"ns_{other}" for other in joined])
+
+    def _json_source(self, record: NamespaceRecord, item: int) -> Source:
+        found = self.item(record.namespace, item, None)
+        label = f"item {item} of {record.namespace!r} ({found.kind})"
+        if found.kind not in TEXT_KINDS:
+            json_items = [str(i.item) for i in record.items if i.kind == "json"]
+            where = f" Its JSON is in item {', '.join(json_items)}." if json_items else ""
+            raise InvalidArgumentError(
+                f"{label} is {found.mime_type or found.kind}, not JSON: memory_select reads JSON text, "
+                f"structuredContent, JSON resources and JSON Lines.{where} Load this item with memory_load."
+            )
+
+        def read() -> bytes:
+            return self.storages[TextArtifact].load(record.namespace, item)
+
+        return Source(key=f"{record.namespace}/{item}", kind=found.kind, label=label, read=read)
 
     def query(
         self,
