@@ -17,8 +17,8 @@ from mcp import Client
 
 from offprompt.artifacts import ImageArtifact, JsonArtifact, TextArtifact, from_block, from_result
 from offprompt.config import parse_config
-from offprompt.errors import NotFoundError
-from offprompt.memory.select import SelectLimits, Selector
+from offprompt.errors import InvalidArgumentError, NotFoundError
+from offprompt.memory.select import SelectLimits, Selector, page
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.proxy.downstreams import Proxy
 from offprompt.serve.app import build_server
@@ -279,3 +279,33 @@ def test_structured_content_is_selected_like_a_json_text(memory: TaskMemory) -> 
     namespace = memory.store(from_result(result), tool="t").namespace
     selected = memory.select(namespace, ".dependencies | keys", item=1)
     assert json.loads(selected.text) == sorted(original["dependencies"])
+
+
+async def test_a_worker_killed_between_calls_is_replaced(memory: TaskMemory, client: Client) -> None:
+    namespace = store_json_text(memory, PACKAGE.read_text(), "fs.read_text_file")
+    assert text_of(await select(client, namespace, "length")) == str(len(json.loads(PACKAGE.read_text())))
+    for worker in memory.selector._idle:
+        worker.process.kill()
+        worker.process.wait()
+    again = await select(client, namespace, ".name")
+    assert not again.is_error, text_of(again)
+    assert json.loads(text_of(again)) == json.loads(PACKAGE.read_text())["name"]
+
+
+def test_pages_of_any_text_join_back_and_hold_at_most_max_tokens() -> None:
+    text = json.dumps(
+        [{"名前": "日本語のテキスト" * 3, "emoji": "🎉🧪" * 5, "n": i} for i in range(200)], ensure_ascii=False
+    )
+    for max_tokens in (1, 7, 100):
+        parts: list[str] = []
+        offset: int | None = 0
+        while offset is not None:
+            window = page(text, offset, max_tokens)
+            assert window.text
+            assert count_tokens(window.text) <= max_tokens or len(window.text) == 1  # a page holds a whole character
+            parts.append(window.text)
+            offset = window.next_offset
+        assert "".join(parts) == text
+    assert page("", 0, 10).next_offset is None
+    with pytest.raises(InvalidArgumentError):
+        page(text, len(text), 10)

@@ -66,8 +66,8 @@ class SelectArgs(_Args):
     item: int = Field(default=0, ge=0, description="Which artifact of the result: 0 is the first.")
     max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW, description="How many tokens to answer.")
     offset: int = Field(default=0, ge=0, description="Where to start in the result: 0, or next_offset.")
-    artifact_namespaces: list[str] | None = Field(
-        default=None, description="More stored outputs to join, bound to $ns_<artifact_namespace> and $ns[0], $ns[1]…"
+    artifact_namespaces: list[str] = Field(
+        default_factory=list, description="Outputs to join, bound to $ns_<artifact_namespace> and $ns[0], $ns[1], ..."
     )
 
 
@@ -182,7 +182,7 @@ async def memory_grep(memory: TaskMemory, args: GrepArgs, owner: str | None) -> 
 async def memory_select(memory: TaskMemory, args: SelectArgs, owner: str | None) -> mt.CallToolResult:
     ns = args.artifact_namespace
     selection = await anyio.to_thread.run_sync(
-        memory.select, ns, args.expression, args.item, owner, args.artifact_namespaces or ()
+        memory.select, ns, args.expression, args.item, owner, args.artifact_namespaces
     )
     window = await anyio.to_thread.run_sync(page, selection.text, args.offset, args.max_tokens)
     end = window.next_offset if window.next_offset is not None else len(selection.text)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offprompt.errors import InvalidArgumentError
-from offprompt.tokens import index_tokens
+from offprompt.tokens import Offsets, count_tokens, index_tokens
 
 #: Characters per token to try first; JSON runs 2-4, so one try is the rule.
 _FIRST_GUESS = 5
@@ -41,10 +41,22 @@ def page(text: str, offset: int, max_tokens: int) -> Page:
         data = piece.encode("utf-8")
         index = index_tokens(data)
         if index.tokens > max_tokens:
-            piece = data[: int(index.offsets[max_tokens])].decode("utf-8")
+            piece = _fit(data, index.offsets, max_tokens)
             break
         if offset + span >= len(text):
             break
         span *= 2
     end = offset + len(piece)
     return Page(text=piece, offset=offset, next_offset=end if end < len(text) else None)
+
+
+def _fit(data: bytes, offsets: Offsets, max_tokens: int) -> str:
+    """The longest prefix that ends where a token starts and counts at most `max_tokens` on its own. A token
+    that starts inside a character starts at the next one, so the prefix at `offsets[max_tokens]` can count a
+    token or two more (emoji are several tokens each): step back until it fits, but keep one character."""
+    for k in range(max_tokens, 0, -1):
+        piece = data[: int(offsets[k])].decode("utf-8")
+        if count_tokens(piece) <= max_tokens:
+            return piece
+    first = data[: int(offsets[1])].decode("utf-8")
+    return first or data.decode("utf-8")[:1]

@@ -161,11 +161,14 @@ class Selector:
             worker.kill()
 
     def _run(self, expression: str, sources: Sequence[Source], variables: list[str]) -> Selection:
-        worker = self._checkout(sources[0].key)
         keys = [s.key for s in sources]
+        request = ("run", expression, keys, [s.kind for s in sources], variables, self.limits.output_bytes)
+        while (worker := self._checkout(keys[0])).process.poll() is not None:
+            worker.kill()  # it died while idle (killed from outside): take another or start a fresh one
+            self._release(None)
         deadline = time.monotonic() + self.limits.seconds
         try:
-            worker.send.send(("run", expression, keys, [s.kind for s in sources], variables, self.limits.output_bytes))
+            worker.send.send(request)
             answer = self._answer(worker, deadline)
             if answer[0] == "need":
                 wanted = set(answer[1])
