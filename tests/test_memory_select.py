@@ -210,6 +210,13 @@ async def test_jq_errors_and_non_json_items_say_what_is_wrong(memory: TaskMemory
     image = await select(client, mixed, "length", item=1)
     assert image.is_error
     assert "image/png, not JSON" in text_of(image)
+    with_json = memory.store(
+        [TextArtifact(value="3 packages found"), from_block(mt.TextContent(text=PACKAGE.read_text()))], tool="t"
+    ).namespace
+    pointed = await select(client, with_json, "length")
+    assert pointed.is_error
+    assert "(text) is not JSON" in text_of(pointed)
+    assert "Its JSON is in item 1." in text_of(pointed)
     prose = await select(client, mixed, "length")
     assert prose.is_error
     assert "(text) is not JSON" in text_of(prose)

@@ -321,9 +321,9 @@ class TaskMemory:
     def _json_source(self, record: NamespaceRecord, item: int) -> Source:
         found = self.item(record.namespace, item, None)
         label = f"item {item} of {record.namespace!r} ({found.kind})"
+        json_items = [str(i.item) for i in record.items if i.kind == "json" and i.item != item]
+        where = f" Its JSON is in item {', '.join(json_items)}." if json_items else ""
         if found.kind not in TEXT_KINDS:
-            json_items = [str(i.item) for i in record.items if i.kind == "json"]
-            where = f" Its JSON is in item {', '.join(json_items)}." if json_items else ""
             raise InvalidArgumentError(
                 f"{label} is {found.mime_type or found.kind}, not JSON: memory_select reads JSON text, "
                 f"structuredContent, JSON resources and JSON Lines.{where} Load this item with memory_load."
@@ -332,7 +332,7 @@ class TaskMemory:
         def read() -> bytes:
             return self.storages[TextArtifact].load(record.namespace, item)
 
-        return Source(key=f"{record.namespace}/{item}", kind=found.kind, label=label, read=read)
+        return Source(key=f"{record.namespace}/{item}", kind=found.kind, label=label, read=read, hint=where)
 
     def query(
         self,

@@ -50,6 +50,8 @@ class Source:
     kind: str
     label: str
     read: Callable[[], bytes]
+    #: Said after "is not JSON": where the namespace's JSON is, if anywhere.
+    hint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,9 +211,10 @@ class Selector:
             )
         if reason == "not_json":
             key, _, detail = str(message).partition("\n")
-            label = next((s.label for s in sources if s.key == key), key)
+            source = next(s for s in sources if s.key == key)
             return InvalidArgumentError(
-                f"{label} is not JSON, so jq cannot read it ({detail}). Read it with memory_load or memory_grep."
+                f"{source.label} is not JSON, so jq cannot read it ({detail}).{source.hint} "
+                "Read it with memory_load or memory_grep."
             )
         if reason == "syntax":
             return InvalidArgumentError(f"the jq expression does not compile: {message}")
