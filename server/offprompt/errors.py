@@ -4,7 +4,8 @@
     ├── ConfigError              the config file or a flag is wrong; names the field
     ├── MemoryLockedError        another process holds the memory's data directory
     ├── NotFoundError            no such namespace or item
-    ├── InvalidArgumentError     a tool argument is out of range (offset, regex, top_k)
+    ├── InvalidArgumentError     a tool argument is out of range (offset, regex, top_k, a jq expression)
+    ├── LimitExceededError       a jq expression ran past its time, output or memory limit
     ├── IncompatibleStoreError   a stored collection was built by another embedding function
     ├── UnknownSecretError       a call's arguments hold a secret handle this caller was not given
     └── DownstreamError          a proxied server failed
@@ -36,6 +37,10 @@ class NotFoundError(OffpromptError):
 
 class InvalidArgumentError(OffpromptError):
     """A tool argument is out of range or malformed."""
+
+
+class LimitExceededError(OffpromptError):
+    """A memory_select expression was stopped by one of its limits (time, output, memory)."""
 
 
 class IncompatibleStoreError(OffpromptError):

@@ -23,6 +23,7 @@ from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, 
 from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
 from offprompt.memory.catalog import NamespaceRecord
 from offprompt.memory.outline import view as outline_view
+from offprompt.memory.select import page
 from offprompt.memory.storage.base import SearchMode
 from offprompt.memory.task_memory import TaskMemory
 
@@ -71,6 +72,17 @@ class GrepArgs(_Args):
     max_matches: int = Field(default=50, ge=1, le=1000, description="Stop after this many matching lines.")
 
 
+class SelectArgs(_Args):
+    artifact_namespace: str = Field(description="The artifact_namespace from the reference.")
+    expression: str = Field(description='jq, e.g. length or [.[] | select(.state == "open") | {id, title}].')
+    item: int = Field(default=0, ge=0, description="Which artifact of the result: 0 is the first.")
+    max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW, description="How many tokens to answer.")
+    offset: int = Field(default=0, ge=0, description="Where to start in the result: 0, or next_offset.")
+    artifact_namespaces: list[str] = Field(
+        default_factory=list, description="Outputs to join, bound to $ns_<artifact_namespace> and $ns[0], $ns[1], ..."
+    )
+
+
 class ListArgs(_Args):
     limit: int = Field(default=50, ge=1, le=1000, description="How many namespaces, newest first.")
 
@@ -92,7 +104,21 @@ class MemoryTool:
     def definition(self) -> mt.Tool:
         schema = self.args.model_json_schema()
         schema.pop("title", None)
+        # Every token of tools/list is paid by every request: no titles that repeat the names, and an optional
+        # field is simply not required (`null` is accepted all the same).
+        schema["properties"] = {name: _lean(field) for name, field in schema["properties"].items()}
         return mt.Tool(name=self.name, description=self.description, input_schema=schema)
+
+
+def _lean(field: dict[str, Any]) -> dict[str, Any]:
+    field = {key: value for key, value in field.items() if key != "title"}
+    options = field.pop("anyOf", None)
+    if options is None:
+        return field
+    kept = [option for option in options if option != {"type": "null"}]
+    if field.get("default", "") is None:
+        del field["default"]
+    return {**kept[0], **field} if len(kept) == 1 else {"anyOf": kept, **field}
 
 
 def _answer(text: str | list[mt.ContentBlock], meta: dict[str, Any]) -> mt.CallToolResult:
@@ -211,8 +237,34 @@ async def memory_outline(memory: TaskMemory, args: OutlineArgs, owner: str | Non
         lines.append(f"Entries {args.offset}-{end - 1} of {len(entries)}. Read on with offset={next_offset}.")
     else:
         lines.append(f"Entries {args.offset}-{end - 1} of {len(entries)}: the end. L = lines, for memory_load line.")
-    page = [e.to_dict() for e in entries[args.offset : end]]
-    return _answer("\n".join(lines), {"outline": page, "next_offset": next_offset})
+    shown = [e.to_dict() for e in entries[args.offset : end]]
+    return _answer("\n".join(lines), {"outline": shown, "next_offset": next_offset})
+
+
+async def memory_select(memory: TaskMemory, args: SelectArgs, owner: str | None) -> mt.CallToolResult:
+    ns = args.artifact_namespace
+    selection = await anyio.to_thread.run_sync(
+        memory.select, ns, args.expression, args.item, owner, args.artifact_namespaces
+    )
+    window = await anyio.to_thread.run_sync(page, selection.text, args.offset, args.max_tokens)
+    end = window.next_offset if window.next_offset is not None else len(selection.text)
+    outputs = f"{selection.outputs:,} output{'s' if selection.outputs != 1 else ''}, one per line"
+    if selection.outputs == 0:
+        where = "The expression produced no output."
+    else:
+        where = f"Characters {window.offset:,}-{end:,} of {len(selection.text):,} ({outputs})."
+        where += (
+            f" Read on with offset={window.next_offset}." if window.next_offset is not None else " This is the end."
+        )
+    meta = {
+        "artifact_namespace": ns,
+        "item": args.item,
+        "outputs": selection.outputs,
+        "offset": window.offset,
+        "next_offset": window.next_offset,
+        "total_chars": len(selection.text),
+    }
+    return _answer([mt.TextContent(text=window.text), mt.TextContent(text=where)], meta)
 
 
 def _timestamp(seconds: float | None) -> str | None:
@@ -271,10 +323,9 @@ TOOLS: dict[str, MemoryTool] = {
         ),
         MemoryTool(
             "memory_query",
-            "Search stored tool outputs and get the passages that best answer a question, each with its "
-            "artifact_namespace and token offset (read around one with memory_load). It matches by meaning and "
-            "by exact words at once: a passage naming an identifier from the query (a function, error code, "
-            "path) comes first. Use it to find a fact in a large stored output without reading all of it; use "
+            "Search stored tool outputs for the passages that best answer a question, each with its "
+            "artifact_namespace, line and token offset for memory_load. It matches by meaning and exact words at "
+            "once: a passage naming an identifier from the query (a function, error code, path) comes first. Use "
             "memory_grep to list every line that matches a pattern.",
             QueryArgs,
             memory_query,
@@ -292,6 +343,14 @@ TOOLS: dict[str, MemoryTool] = {
             "offsets for memory_load. Use it for exact names, identifiers, error codes, or to count occurrences.",
             GrepArgs,
             memory_grep,
+        ),
+        MemoryTool(
+            "memory_select",
+            "Run a jq expression over a stored JSON output (a JSON text, structuredContent, JSON Lines as one "
+            "array of all records, like jq -s) and get its result as compact JSON, one output per line; read on "
+            "with next_offset. Use it to count, filter or pick fields of large JSON without reading it all.",
+            SelectArgs,
+            memory_select,
         ),
         MemoryTool(
             "memory_list",

@@ -39,6 +39,7 @@ from offprompt.memory.dirlock import DirectoryLock
 from offprompt.memory.outline import Entry, LineIndex, passages
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.outline.passages import Passage
+from offprompt.memory.select import Selection, SelectLimits, Selector, Source
 from offprompt.memory.storage import BackendChoice, EmbeddingSpec, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 
@@ -200,6 +201,7 @@ class TaskMemory:
         ttl_seconds: float | None = None,
         max_bytes: int | None = None,
         lock: DirectoryLock | None = None,
+        select_limits: SelectLimits | None = None,
     ) -> None:
         self.name = name
         self.catalog = catalog
@@ -215,6 +217,8 @@ class TaskMemory:
         self._lock = lock
         #: The memory's own directory (set by `open`); the secrets table lives there. None: nowhere on disk.
         self.directory: Path | None = None
+        #: Runs memory_select's jq expressions; its worker processes start on the first one.
+        self.selector = Selector(select_limits)
 
     @classmethod
     def open(cls, settings: MemorySettings) -> TaskMemory:
@@ -252,6 +256,7 @@ class TaskMemory:
         return memory
 
     def close(self) -> None:
+        self.selector.close()
         self.text.close()
         self.catalog.close()
         if self._lock is not None:
@@ -416,6 +421,39 @@ class TaskMemory:
         if found.kind not in TEXT_KINDS:
             raise InvalidArgumentError(f"item {item} of {namespace!r} is {found.kind}, not text: load it whole")
         return found
+
+    def select(
+        self,
+        namespace: str,
+        expression: str,
+        item: int = 0,
+        owner: str | None = None,
+        joined: Sequence[str] = (),
+    ) -> Selection:
+        """The jq `expression` over the JSON of `item` of `namespace`; each namespace in `joined` is bound to
+        `$ns_<namespace>` and `$ns[i]` (its first JSON item, else item 0)."""
+        sources = [self._json_source(self.get(namespace, owner), item)]
+        for other in joined:
+            record = self.get(other, owner)
+            first_json = next((i.item for i in record.items if i.kind == "json"), 0)
+            sources.append(self._json_source(record, first_json))
+        return self.selector.select(expression, sources, [f"ns_{other}" for other in joined])
+
+    def _json_source(self, record: NamespaceRecord, item: int) -> Source:
+        found = self.item(record.namespace, item, None)
+        label = f"item {item} of {record.namespace!r} ({found.kind})"
+        json_items = [str(i.item) for i in record.items if i.kind == "json" and i.item != item]
+        where = f" Its JSON is in item {', '.join(json_items)}." if json_items else ""
+        if found.kind not in TEXT_KINDS:
+            raise InvalidArgumentError(
+                f"{label} is {found.mime_type or found.kind}, not JSON: memory_select reads JSON text, "
+                f"structuredContent, JSON resources and JSON Lines.{where} Load this item with memory_load."
+            )
+
+        def read() -> bytes:
+            return self.storages[TextArtifact].load(record.namespace, item)
+
+        return Source(key=f"{record.namespace}/{item}", kind=found.kind, label=label, read=read, hint=where)
 
     def query(
         self,
