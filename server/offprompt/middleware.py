@@ -28,7 +28,7 @@ from offprompt.errors import OffpromptError
 from offprompt.memory.siblings import open_free
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.policy import Thresholds, apply, decide
-from offprompt.tools import TOOLS, parse_args
+from offprompt.tools import TOOLS, answer, parse_args
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class OffPromptMiddleware:
         if memory_tool is not None:
             try:
                 memory = await anyio.to_thread.run_sync(self.memory)
-                return await memory_tool.handler(memory, parse_args(memory_tool, params.get("arguments")), None)
+                return await answer(memory_tool, memory, parse_args(memory_tool, params.get("arguments")), None)
             except OffpromptError as exc:
                 return mt.CallToolResult(content=[mt.TextContent(text=str(exc))], is_error=True)
         raw = await call_next(ctx)

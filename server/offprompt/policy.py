@@ -15,7 +15,7 @@ import mcp_types as mt
 from offprompt.artifacts import from_result
 from offprompt.config import OffPrompt
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.tokens import count_tokens_beyond
+from offprompt.tokens import count_tokens, count_tokens_beyond
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +99,7 @@ async def apply(
     """The result itself, or, when the policy says so, the reference to where it was stored."""
     decision = decide(mode, result, thresholds)
     if not decision.store:
+        memory.usage.inline(tool, result_text_size(result)[0])
         return result
     reference = await anyio.to_thread.run_sync(
         functools.partial(
@@ -111,4 +112,11 @@ async def apply(
         )
     )
     logger.info("stored %s as %s: %s", tool, reference.namespace, decision.reason)
-    return reference.to_result()
+    answer = reference.to_result()
+    memory.usage.stored(tool, reference.record.bytes, reference.distinct_tokens, count_tokens(model_text(answer)))
+    return answer
+
+
+def model_text(result: mt.CallToolResult) -> str:
+    """The text of a result's content blocks: what a client puts in the prompt."""
+    return "\n".join(b.text for b in result.content if isinstance(b, mt.TextContent))

@@ -23,6 +23,7 @@ from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory.catalog import NamespaceRecord
 from offprompt.memory.storage.base import SearchMode
 from offprompt.memory.task_memory import TaskMemory
+from offprompt.tokens import count_tokens
 
 DEFAULT_WINDOW = 2000
 MAX_WINDOW = 20000
@@ -254,6 +255,16 @@ TOOLS: dict[str, MemoryTool] = {
         ),
     )
 }
+
+
+async def answer(tool: MemoryTool, memory: TaskMemory, args: _Args, owner: str | None) -> mt.CallToolResult:
+    """A memory tool's answer, with the tokens the model reads back counted for `offprompt stats` (the one place
+    every path calls a memory tool through)."""
+    result = await tool.handler(memory, args, owner)
+    if not memory.readonly:
+        text = "\n".join(b.text for b in result.content if isinstance(b, mt.TextContent))
+        memory.usage.read(tool.name, count_tokens(text) if text else 0)
+    return result
 
 
 def parse_args(tool: MemoryTool, arguments: dict[str, Any] | None) -> _Args:

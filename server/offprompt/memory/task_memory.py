@@ -11,8 +11,9 @@ from __future__ import annotations
 import builtins
 import json
 import logging
+import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -43,6 +44,7 @@ from offprompt.memory.storage import (
     MemoryBlobStorage,
 )
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
+from offprompt.memory.usage import Usage
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +89,12 @@ class Reference:
     @property
     def namespace(self) -> str:
         return self.record.namespace
+
+    @property
+    def distinct_tokens(self) -> int:
+        """Tokens of the result counted once: an item that repeats another (structuredContent beside its text)
+        is left out, as the model would read it once."""
+        return sum(i.tokens for i in self.record.items if DUPLICATE_OF not in i.meta)
 
     @property
     def uri(self) -> str:
@@ -160,10 +168,14 @@ class TaskMemory:
         self.ttl_seconds = ttl_seconds
         self.max_bytes = max_bytes
         self._lock = lock
+        self.usage = Usage(catalog)
+        self.readonly = False
 
     @classmethod
-    def open(cls, settings: MemorySettings) -> TaskMemory:
-        """Open (or create) the memory in its directory, taking the directory's lock."""
+    def open(cls, settings: MemorySettings, *, tidy: bool = True, resume_indexing: bool = True) -> TaskMemory:
+        """Open (or create) the memory in its directory, taking the directory's lock; with `tidy`, drop orphans
+        and expired namespaces at once (`offprompt memory gc` does it itself, to report what it drops); with
+        `resume_indexing`, index in the background what an earlier process left unindexed."""
         directory = settings.directory
         directory.mkdir(parents=True, exist_ok=True)
         lock = DirectoryLock(directory)
@@ -174,7 +186,9 @@ class TaskMemory:
             memory = cls(
                 settings.name,
                 Catalog(directory / "catalog.sqlite3"),
-                ChromaTextStorage(directory / "text", settings.name, location, settings.embedding),
+                ChromaTextStorage(
+                    directory / "text", settings.name, location, settings.embedding, resume=resume_indexing
+                ),
                 blobs,
                 ttl_seconds=settings.ttl_seconds,
                 max_bytes=settings.max_bytes,
@@ -183,11 +197,36 @@ class TaskMemory:
         except BaseException:
             lock.release()
             raise
-        memory._drop_orphans()
-        memory.expire()
+        if tidy:
+            memory._drop_orphans()
+            memory.expire()
+        return memory
+
+    @classmethod
+    def open_readonly(cls, settings: MemorySettings) -> TaskMemory:
+        """The memory as it is on disk, for reading beside the server that holds it: no lock taken, nothing
+        written (SQLite read-only), no Chroma (search by words only)."""
+        directory = settings.directory
+        if not (directory / "catalog.sqlite3").exists():
+            raise NotFoundError(
+                f'there is no memory "{settings.name}" in {settings.data_dir}: `offprompt memories` lists the ones '
+                "there are (or pass the --data-dir a server uses)"
+            )
+        location = ChromaLocation(mode=settings.chroma, path=directory / "chroma", url=settings.chroma_url)
+        memory = cls(
+            settings.name,
+            Catalog(directory / "catalog.sqlite3", readonly=True),
+            ChromaTextStorage(directory / "text", settings.name, location, settings.embedding, readonly=True),
+            FileBlobStorage(directory / "blobs"),
+            ttl_seconds=settings.ttl_seconds,
+            max_bytes=settings.max_bytes,
+        )
+        memory.readonly = True
         return memory
 
     def close(self) -> None:
+        if not self.readonly:
+            self.usage.flush()
         self.text.close()
         self.catalog.close()
         if self._lock is not None:
@@ -340,6 +379,8 @@ class TaskMemory:
 
     def expire(self, keep: str | None = None) -> builtins.list[str]:
         """Drop namespaces past their TTL, then the oldest ones while the memory is over its quota."""
+        if self.readonly:
+            return []
         dropped = [ns for ns in self.catalog.expired(time.time()) if ns != keep]
         for ns in dropped:
             self.catalog.remove(ns)
@@ -366,13 +407,40 @@ class TaskMemory:
         for storage in {id(s): s for s in self.storages.values()}.values():
             storage.delete(namespace)
 
-    def _drop_orphans(self) -> None:
+    def _drop_orphans(self, progress: Progress | None = None) -> builtins.list[str]:
         """Payloads whose namespace never reached the catalog (a crash mid-store) are removed."""
+        dropped: builtins.list[str] = []
         for storage in {id(s): s for s in self.storages.values()}.values():
-            for namespace in storage.namespaces():
-                if self.catalog.get(namespace) is None:
-                    storage.delete(namespace)
+            orphans = [ns for ns in sorted(storage.namespaces()) if self.catalog.get(ns) is None]
+            for done, namespace in enumerate(orphans, start=1):
+                storage.delete(namespace)
+                dropped.append(namespace)
+                if progress is not None:
+                    progress("orphans", done, len(orphans))
+        return dropped
 
+    def gc(self, progress: Progress | None = None) -> dict[str, builtins.list[str]]:
+        """Drop orphaned payloads, expired namespaces (and the oldest over the quota), and temporary files that
+        an interrupted write left; what was dropped, by reason."""
+        orphans = self._drop_orphans(progress)
+        expired = [ns for ns in self.catalog.expired(time.time())]
+        for done, ns in enumerate(expired, start=1):
+            self.delete(ns)
+            if progress is not None:
+                progress("expired", done, len(expired))
+        over_quota = self.expire()
+        own = f".{os.getpid()}."  # this process's indexers may be writing theirs
+        leftovers = [str(p) for p in self._directory_files("**/.*.tmp") if own not in p.name]
+        for path in leftovers:
+            Path(path).unlink(missing_ok=True)
+        return {"orphans": orphans, "expired": expired + over_quota, "leftovers": leftovers}
+
+    def _directory_files(self, pattern: str) -> builtins.list[Path]:
+        return sorted(self._lock.path.parent.glob(pattern)) if self._lock is not None else []
+
+
+Progress = Callable[[str, int, int], None]
+"""Told (step, done, total) as long work goes on."""
 
 DUPLICATE_OF = "offprompt_copy_of"
 """Item meta key: this item repeats an earlier one (the SDKs send structuredContent beside its text)."""

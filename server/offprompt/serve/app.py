@@ -28,7 +28,7 @@ from offprompt.errors import NotFoundError, OffpromptError
 from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
 from offprompt.policy import Thresholds, apply
 from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy
-from offprompt.tools import TOOLS, parse_args
+from offprompt.tools import TOOLS, answer, parse_args
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ def build_server(
             if tool is None:
                 return await call_proxied(ctx, params)
             args = parse_args(tool, params.arguments)
-            return await tool.handler(memory, args, owner_of(ctx))
+            return await answer(tool, memory, args, owner_of(ctx))
         except OffpromptError as exc:
             return error_result(str(exc))
         except MCPError:

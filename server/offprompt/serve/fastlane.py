@@ -125,6 +125,7 @@ class FastLane:
         body = dumps(raw)
         mode = self.proxy.policy(route)
         if mode == "never" or raw.get("isError") is True or len(body) <= self.inline_bytes:
+            self.memory.usage.inline(f"{route.server}.{route.tool}", len(body))  # bytes only: no parsing here
             return body
         try:
             result = mt.CallToolResult.model_validate(raw)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from offprompt.artifacts import Artifact
+from offprompt.tokens import TokenIndex
 
 #: How `query` ranks: by meaning and words together, by meaning (embeddings) only, or by words (BM25) only.
 SearchMode = Literal["hybrid", "dense", "lexical"]
@@ -22,6 +23,16 @@ class StoredItem:
 
     tokens: int
     bytes: int
+
+
+@dataclass(slots=True)
+class IndexState:
+    """A namespace's indexing: its searchable items, how many are chunked, their chunks, and those embedded."""
+
+    items: int = 0
+    chunked_items: int = 0
+    chunks: int = 0
+    embedded_chunks: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +102,16 @@ class TextStorage(Storage, Protocol):
 
     def pending(self, mode: SearchMode = "hybrid") -> set[str]:
         """Namespaces whose chunks are not all searchable yet in that mode."""
+        ...
+
+    def token_index(self, namespace: str, item: int) -> TokenIndex: ...
+
+    def index_state(self) -> dict[str, IndexState]:
+        """How far indexing has got per namespace, as it is on disk."""
+        ...
+
+    def backlog(self) -> tuple[int, int]:
+        """Items this process still has to chunk, and to embed."""
         ...
 
     def close(self) -> None: ...
