@@ -214,6 +214,11 @@ def _run_serve(args: argparse.Namespace, ephemeral: str | None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        if ephemeral is not None:
+            # Gone first: a client kills a server that takes more than a few seconds to stop, and closing the
+            # memory waits for its indexers (which write nothing once their text is gone). Windows keeps open
+            # files: there the directory goes after close, in main.
+            shutil.rmtree(ephemeral, ignore_errors=True)
         memory.close()
     return 0
 
