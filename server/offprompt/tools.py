@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,11 +20,13 @@ import mcp_types as mt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, to_block
-from offprompt.errors import InvalidArgumentError, NotFoundError
+from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
 from offprompt.memory.catalog import NamespaceRecord
 from offprompt.memory.storage.base import SearchMode
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import count_tokens
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_WINDOW = 2000
 MAX_WINDOW = 20000
@@ -257,16 +260,6 @@ TOOLS: dict[str, MemoryTool] = {
 }
 
 
-async def answer(tool: MemoryTool, memory: TaskMemory, args: _Args, owner: str | None) -> mt.CallToolResult:
-    """A memory tool's answer, with the tokens the model reads back counted for `offprompt stats` (the one place
-    every path calls a memory tool through)."""
-    result = await tool.handler(memory, args, owner)
-    if not memory.readonly:
-        text = "\n".join(b.text for b in result.content if isinstance(b, mt.TextContent))
-        memory.usage.read(tool.name, count_tokens(text) if text else 0)
-    return result
-
-
 def parse_args(tool: MemoryTool, arguments: dict[str, Any] | None) -> _Args:
     """Validated arguments, or an InvalidArgumentError that names each bad field."""
     try:
@@ -278,3 +271,24 @@ def parse_args(tool: MemoryTool, arguments: dict[str, Any] | None) -> _Args:
             for e in exc.errors()
         )
         raise InvalidArgumentError(f"invalid arguments for {tool.name}: {problems}. Fix them and call again.") from None
+
+
+async def call(
+    memory: TaskMemory, tool: MemoryTool, arguments: dict[str, Any] | None, owner: str | None
+) -> mt.CallToolResult:
+    """Answer one memory tool call: the memory tools' boundary, where errors become `isError` answers, and
+    where the tokens the model reads back are counted for `offprompt stats`."""
+    try:
+        answer = await tool.handler(memory, parse_args(tool, arguments), owner)
+    except OffpromptError as exc:
+        answer = _error(str(exc))
+    except Exception as exc:
+        logger.exception("%s failed", tool.name)
+        answer = _error(f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); see offprompt's log.")
+    text = "\n".join(b.text for b in answer.content if isinstance(b, mt.TextContent))
+    memory.usage.read(tool.name, count_tokens(text) if text else 0)
+    return answer
+
+
+def _error(message: str) -> mt.CallToolResult:
+    return mt.CallToolResult(content=[mt.TextContent(text=message)], is_error=True)

@@ -6,7 +6,8 @@ import mcp_types as mt
 import pytest
 
 from offprompt.memory.task_memory import MemorySettings
-from offprompt.policy import model_text, result_text_size
+from offprompt.policy import result_text_size
+from offprompt.results import model_text
 from offprompt.tokens import count_tokens
 
 from .fill import Session

@@ -19,12 +19,6 @@ FLUSH_SECONDS: Final = 5.0
 _Key = tuple[int, str, str, str]
 
 
-def split_tool(tool: str) -> tuple[str, str]:
-    """("server", "tool") of a proxied tool's "server.tool" name."""
-    server, dot, name = tool.partition(".")
-    return (server, name) if dot else ("", tool)
-
-
 class Usage:
     """Per-minute counts of results passed inline, stored, and read back, flushed to the catalog."""
 
@@ -35,13 +29,13 @@ class Usage:
         self._counts: dict[_Key, list[int]] = {}
         self._flushed = time.monotonic()
 
-    def inline(self, tool: str, size: int) -> None:
+    def inline(self, server: str, tool: str, size: int) -> None:
         """A result passed to the client as it came: its bytes (never tokenized on this path)."""
-        self._add(*split_tool(tool), "inline", size, 0, 0)
+        self._add(server, tool, "inline", size, 0, 0)
 
-    def stored(self, tool: str, size: int, tokens: int, reference_tokens: int) -> None:
+    def stored(self, server: str, tool: str, size: int, tokens: int, reference_tokens: int) -> None:
         """A result kept off the prompt: what it held, and what the model got instead (the reference)."""
-        self._add(*split_tool(tool), "stored", size, tokens, reference_tokens)
+        self._add(server, tool, "stored", size, tokens, reference_tokens)
 
     def read(self, tool: str, tokens: int) -> None:
         """A memory tool's answer: the tokens the model read back."""
