@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import mcp_types as mt
 import pytest
 
+from offprompt.memory.catalog import Catalog
 from offprompt.memory.task_memory import MemorySettings
 from offprompt.policy import result_text_size
 from offprompt.results import model_text
@@ -52,3 +57,17 @@ async def test_stats_agree_with_the_session(
     assert later["overall"]["stored"] == 0
     _code, out, _ = run(capfd, "stats", *f, "--until", "2000-01-01")
     assert out.startswith("nothing counted yet")
+
+
+def test_counts_of_a_memory_never_closed_reach_the_catalog_at_exit(tmp_path: Path) -> None:
+    # offprompt.wrap's process may end without closing its memory: its last counts must not be lost.
+    code = (
+        "import sys; from pathlib import Path; from offprompt.memory.task_memory import MemorySettings, TaskMemory; "
+        "m = TaskMemory.open(MemorySettings(name='w', data_dir=Path(sys.argv[1]))); "
+        "m.usage.inline('srv', 'tool', 123)"
+    )
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, timeout=120)
+    catalog = Catalog(tmp_path / "w" / "catalog.sqlite3", readonly=True)
+    rows = catalog.usage()
+    catalog.close()
+    assert [(r.server, r.tool, r.kind, r.count, r.bytes) for r in rows] == [("srv", "tool", "inline", 1, 123)]

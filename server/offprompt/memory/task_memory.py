@@ -226,7 +226,7 @@ class TaskMemory:
 
     def close(self) -> None:
         if not self.readonly:
-            self.usage.flush()
+            self.usage.close()
         self.text.close()
         self.catalog.close()
         if self._lock is not None:

@@ -6,8 +6,11 @@ memory closes, so a small result relayed as bytes costs no disk write and no tok
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import threading
 import time
+import weakref
 from typing import Final
 
 from offprompt.memory.catalog import Catalog
@@ -28,6 +31,9 @@ class Usage:
         self._lock = threading.Lock()
         self._counts: dict[_Key, list[int]] = {}
         self._flushed = time.monotonic()
+        self._closed = False
+        # A memory nobody closes (a process that ends without closing its wrap memory) keeps its last counts.
+        atexit.register(_flush_at_exit, weakref.ref(self))
 
     def inline(self, server: str, tool: str, size: int) -> None:
         """A result passed to the client as it came: its bytes (never tokenized on this path)."""
@@ -57,5 +63,20 @@ class Usage:
         with self._lock:
             counts, self._counts = self._counts, {}
             self._flushed = time.monotonic()
+            if self._closed:
+                return
         if counts:
             self._catalog.add_usage({key: (c[0], c[1], c[2], c[3]) for key, c in counts.items()})
+
+    def close(self) -> None:
+        """Write what is left; later counts are dropped (the catalog closes next)."""
+        self.flush()
+        with self._lock:
+            self._closed = True
+
+
+def _flush_at_exit(ref: weakref.ReferenceType[Usage]) -> None:
+    usage = ref()
+    if usage is not None:
+        with contextlib.suppress(Exception):  # the interpreter is going: never fail its exit
+            usage.close()
