@@ -26,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 from offprompt.config import OffPrompt, ServerConfig, StdioServer
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
+from offprompt.proxy.client_features import Callers, ClientChannel
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
 from offprompt.proxy.stdio_session import RawProgress, StdioSession
 
@@ -78,6 +79,7 @@ class Downstream:
         self.name = name
         self.config = config
         self._connect = connect
+        self.callers = Callers(name, config.roots)  # who answers the server's sampling, elicitation and roots
         self.tools_version = 0
         self._tools: list[mt.Tool] = []
         self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
@@ -103,6 +105,10 @@ class Downstream:
     @property
     def running(self) -> bool:
         return self._session is not None
+
+    @property
+    def session(self) -> McpSession | None:
+        return self._session
 
     async def ensure_started(self, tg: TaskGroup) -> McpSession:
         """The live session, starting the server first if it is not running."""
@@ -138,7 +144,8 @@ class Downstream:
         stop = anyio.Event()
         started = False
         try:
-            async with self._connect(self.name, self.config, Hooks(self._on_notification, self._exited)) as session:
+            hooks = Hooks(self._on_notification, self._exited, self.callers.answer)
+            async with self._connect(self.name, self.config, hooks) as session:
                 self.starts += 1
                 self.tools = await _list_all_tools(session)
                 self._session, self._stop, self.error, self.died = session, stop, None, None
@@ -165,13 +172,15 @@ class Downstream:
         arguments: dict[str, Any] | None,
         limit: float | None,
         progress: ProgressFn | None = None,
+        caller: ClientChannel | None = None,
     ) -> mt.CallToolResult:
-        """Call a tool; the result as an SDK model."""
+        """Call a tool; the result as an SDK model. `caller` answers what the server asks its client meanwhile."""
 
         async def send(session: McpSession) -> mt.CallToolResult:
             return await session.call_tool(tool, arguments, progress_callback=progress)
 
-        return await self._guarded(tg, tool, limit, send)
+        with self.callers.calling(caller):
+            return await self._guarded(tg, tool, limit, send)
 
     async def call_raw(
         self,
@@ -180,6 +189,7 @@ class Downstream:
         arguments: dict[str, Any] | None,
         limit: float | None,
         progress: RawProgress | None = None,
+        caller: ClientChannel | None = None,
     ) -> dict[str, Any]:
         """Call a tool of a local server; the result exactly as the server wrote it (the fast lane)."""
 
@@ -187,7 +197,8 @@ class Downstream:
             assert isinstance(session, StdioSession)
             return await session.request("tools/call", {"name": tool, "arguments": arguments or {}}, progress)
 
-        return await self._guarded(tg, tool, limit, send)
+        with self.callers.calling(caller):
+            return await self._guarded(tg, tool, limit, send)
 
     @property
     def raw_capable(self) -> bool:
@@ -490,19 +501,43 @@ class Proxy:
         return self.downstreams[route.server].config.timeout_seconds or self.default_timeout
 
     async def call(
-        self, public: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+        self,
+        public: str,
+        arguments: dict[str, Any] | None,
+        progress: ProgressFn | None = None,
+        caller: ClientChannel | None = None,
     ) -> tuple[Route, mt.CallToolResult]:
         route = self.routes().get(public)
         if route is None:
             raise KeyError(public)
         assert self._tg is not None, "the proxy is not running"
         downstream = self.downstreams[route.server]
-        result = await downstream.call(self._tg, route.tool, arguments, self.timeout(route), progress)
+        result = await downstream.call(self._tg, route.tool, arguments, self.timeout(route), progress, caller)
         return route, result
 
     async def call_raw(
-        self, route: Route, arguments: dict[str, Any] | None, progress: RawProgress | None = None
+        self,
+        route: Route,
+        arguments: dict[str, Any] | None,
+        progress: RawProgress | None = None,
+        caller: ClientChannel | None = None,
     ) -> dict[str, Any]:
         assert self._tg is not None, "the proxy is not running"
         downstream = self.downstreams[route.server]
-        return await downstream.call_raw(self._tg, route.tool, arguments, self.timeout(route), progress)
+        return await downstream.call_raw(self._tg, route.tool, arguments, self.timeout(route), progress, caller)
+
+    def attach_client(self, channel: ClientChannel) -> None:
+        """The one client of a stdio server: it answers the downstreams' requests between calls too."""
+        for downstream in self.downstreams.values():
+            downstream.callers.sole = channel
+
+    async def roots_changed(self) -> None:
+        """Tell every running downstream that the client's roots changed, so they ask again."""
+        for downstream in self._running():
+            session = downstream.session
+            if session is None:
+                continue
+            try:
+                await session.send_roots_list_changed()
+            except Exception as exc:  # a server that went away hears it on its next start
+                logger.debug('could not tell "%s" the roots changed: %s', downstream.name, exc)

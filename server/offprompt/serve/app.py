@@ -29,6 +29,7 @@ from offprompt.errors import NotFoundError, OffpromptError
 from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
 from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy
 from offprompt.results import CallSite, ResultBoundary, ResultSettings
+from offprompt.serve.client_channels import SessionChannel
 from offprompt.tools import TOOLS
 
 logger = logging.getLogger(__name__)
@@ -69,9 +70,9 @@ _CHANGED_EVENTS: dict[Listing, type[ToolsListChanged | PromptsListChanged | Reso
     "resources": ResourcesListChanged,
 }
 _CHANGED_NOTIFICATIONS: dict[Listing, str] = {
-    "tools": "send_tool_list_changed",
-    "prompts": "send_prompt_list_changed",
-    "resources": "send_resource_list_changed",
+    "tools": "notifications/tools/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+    "resources": "notifications/resources/list_changed",
 }
 LIST_CHANGES = NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True)
 
@@ -104,12 +105,14 @@ def build_server(
     results go through `results` (one built from `settings` when not given)."""
     settings = settings or OffpromptSettings()
     results = results or ResultBoundary(memory, ResultSettings.of(settings))
-    # One session per client connection, to send it notifications later. The SDK makes a session per
-    # request; keyed by its connection (no public accessor yet), it lives as long as the connection.
-    sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+    # The connections of 2025-era clients, to tell them of changed lists later. Weak: a connection that closed
+    # is gone (a registry whose values referred back to their keys kept every connection, ~20 MiB a 1,000).
+    connections: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def remember(ctx: Ctx) -> None:
-        sessions[getattr(ctx.session, "_connection", ctx.session)] = ctx.session
+        connection = getattr(ctx.session, "_connection", None)  # no public accessor in the SDK yet
+        if connection is not None and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            connections.add(connection)
 
     # 2026-07-28 clients hear of changes through `subscriptions/listen`; older ones by a plain notification.
     bus = InMemorySubscriptionBus()
@@ -117,14 +120,12 @@ def build_server(
     async def announce(listings: Collection[Listing]) -> None:
         for listing in listings:
             await bus.publish(_CHANGED_EVENTS[listing]())
-        for session in list(sessions.values()):
-            if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                continue
+        for connection in list(connections):
             try:
                 for listing in listings:
-                    await getattr(session, _CHANGED_NOTIFICATIONS[listing])()
+                    await connection.notify(_CHANGED_NOTIFICATIONS[listing], None)
             except Exception:  # a client that went away
-                logger.debug("could not notify a session of changed lists", exc_info=True)
+                logger.debug("could not notify a connection of changed lists", exc_info=True)
 
     if proxy is not None:
         proxy.listeners.append(announce)
@@ -144,7 +145,7 @@ def build_server(
         site = CallSite(route.server, route.tool, proxy.policy(route), params.arguments, owner_of(ctx) or "")
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-            return (await proxy.call(params.name, arguments, _progress_forwarder(ctx)))[1]
+            return (await proxy.call(params.name, arguments, _progress_forwarder(ctx), SessionChannel(ctx)))[1]
 
         return await results.answer(site, fetch)
 

@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from offprompt.jsonrpc import dumps
+from offprompt.proxy.client_features import ClientChannel
 from offprompt.proxy.downstreams import Proxy, Route
 from offprompt.results import CallSite, ResultBoundary
 from offprompt.tools import TOOLS
@@ -46,6 +47,7 @@ class FastLane:
     def __init__(self, proxy: Proxy, results: ResultBoundary) -> None:
         self.proxy = proxy
         self.results = results
+        self.client: ClientChannel | None = None  # answers the downstreams' sampling, elicitation, roots
         self.initialized = False
         self.calls: dict[str | int, anyio.CancelScope] = {}
         self._call_ended = anyio.Event()
@@ -92,7 +94,7 @@ class FastLane:
         site = CallSite(route.server, route.tool, self.proxy.policy(route), params.get("arguments"))
 
         async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:
-            return await self.proxy.call_raw(route, arguments, progress)
+            return await self.proxy.call_raw(route, arguments, progress, self.client)
 
         with scope:
             try:

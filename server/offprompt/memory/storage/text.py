@@ -46,11 +46,12 @@ from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory import chunking
 from offprompt.memory.storage.base import Hit, IndexState, LineMatch, SearchMode, StoredItem, Window
 from offprompt.memory.storage.blob import write_atomically
-from offprompt.memory.storage.dense import ChromaLocation, DenseIndex, EmbeddingSpec, collection_name
-from offprompt.memory.storage.lexical import ChunkRecord, LexicalIndex, identifiers
+from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
+from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
+from offprompt.memory.storage.lexical import ChunkRecord, identifiers
 from offprompt.tokens import TokenIndex, index_tokens
 
-__all__ = ["ChromaLocation", "ChromaTextStorage", "EmbeddingSpec", "IndexState", "collection_name", "searchable"]
+__all__ = ["ChromaLocation", "EmbeddingSpec", "IndexState", "IndexedTextStorage", "collection_name", "searchable"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,27 +107,23 @@ def _fuse(candidates: Sequence[_Candidate]) -> None:
         c.score = DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical
 
 
-class ChromaTextStorage:
-    """Lossless text on disk, a lexical index and a Chroma index of its chunks, built in the background."""
+class IndexedTextStorage:
+    """Lossless text on disk, with a lexical and a dense index of its chunks built in the background.
+
+    The indexes come from outside (`registry.py` builds them from the settings): SQLite FTS5 and Chroma here.
+    A `readonly` one (the command line beside the server that holds the memory) reads the files and the
+    lexical index as they are, and searches by words only.
+    """
 
     def __init__(
-        self,
-        root: Path,
-        memory_name: str,
-        location: ChromaLocation,
-        embedding: EmbeddingSpec | None = None,
-        *,
-        readonly: bool = False,
-        resume: bool = True,
+        self, root: Path, lexical: LexicalIndex, dense: DenseIndex, *, readonly: bool = False, resume: bool = True
     ) -> None:
         self._raw = root / "raw"
         self.readonly = readonly
         if not readonly:
             self._raw.mkdir(parents=True, exist_ok=True)
-        if location.mode == "persistent" and location.path is None:
-            location = ChromaLocation(mode="persistent", path=root / "chroma")
-        self._lexical = LexicalIndex(root / "lexical.sqlite3", readonly=readonly)
-        self._dense = DenseIndex(memory_name, location, embedding or EmbeddingSpec(), root / "deleted.txt")
+        self._lexical = lexical
+        self._dense = dense
         self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
         self._state = threading.Condition()  # guards the pending counts below
         self._pending_lexical: dict[str, int] = {}
@@ -372,6 +369,7 @@ class ChromaTextStorage:
 
     def _get_collection(self) -> Any:
         """The Chroma collection (opened if need be); bench/vectors.py writes pre-computed vectors into it."""
+        assert isinstance(self._dense, ChromaDenseIndex), "only a Chroma dense index has a collection"
         return self._dense.open()
 
     def pending(self, mode: SearchMode = "hybrid") -> set[str]:
