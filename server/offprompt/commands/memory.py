@@ -82,9 +82,10 @@ def _take(settings: MemorySettings, wait: bool, take: Callable[[], _T]) -> _T:
 
 
 @contextmanager
-def _writing(settings: MemorySettings, wait: bool) -> Iterator[TaskMemory]:
-    """The memory, opened with its lock."""
-    memory = _take(settings, wait, lambda: TaskMemory.open(settings, tidy=False))
+def _writing(settings: MemorySettings, wait: bool, *, index: bool = False) -> Iterator[TaskMemory]:
+    """The memory, opened with its lock; indexing what is left unindexed only when asked (`reindex`): a
+    process that ends while the embedder runs would abort."""
+    memory = _take(settings, wait, lambda: TaskMemory.open(settings, tidy=False, resume_indexing=index))
     try:
         yield memory
     finally:
@@ -363,7 +364,7 @@ def _reindex(args: argparse.Namespace, settings: MemorySettings) -> int:
 
             SharedSystemClient.clear_system_cache()
     # Opened again, the memory finds every item unindexed and queues it.
-    with _writing(settings, args.wait) as memory:
+    with _writing(settings, args.wait, index=True) as memory:
         chunk_total, embed_total = memory.text.backlog()
         last = -1
         while True:
