@@ -4,23 +4,30 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
 from offprompt import tokens
 from offprompt._version import __version__
+from offprompt.commands import parsers
+from offprompt.commands.common import memory_settings
 from offprompt.config import LoadedConfig, OffpromptSettings, StdioServer, load_config
 from offprompt.errors import ConfigError, OffpromptError
 from offprompt.memory.siblings import open_free
-from offprompt.memory.storage import EmbeddingSpec
-from offprompt.memory.task_memory import MemorySettings, TaskMemory, default_data_dir
+from offprompt.memory.task_memory import TaskMemory, default_data_dir
 from offprompt.serve.http import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
+
+if TYPE_CHECKING:
+    from offprompt.proxy.downstreams import Proxy
 
 logger = logging.getLogger("offprompt")
 
@@ -38,23 +45,20 @@ def _parser() -> argparse.ArgumentParser:
         "--data-dir", type=Path, default=None, help=f"where memories live (default {default_data_dir()})"
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument("--threshold-tokens", type=int, default=None, help="store results over this many tokens")
+    serve.add_argument("--preview-tokens", type=int, default=None, help="tokens of a stored result the reference shows")
+    serve.add_argument("--ttl-days", type=float, default=None, help="drop stored results after this many days")
+    serve.add_argument(
+        "--ephemeral", action="store_true", help="keep results in a temporary memory deleted when offprompt exits"
+    )
     add_transport_arguments(serve)
     check = commands.add_parser("check", help="read a config file and report every problem in it")
     check.add_argument("--config", type=Path, required=True)
+    parsers.add(commands)
     return parser
 
 
-def memory_settings(settings: OffpromptSettings) -> MemorySettings:
-    """The memory a config's `offprompt` block describes."""
-    return MemorySettings(
-        name=settings.memory_name,
-        data_dir=settings.data_dir or default_data_dir(),
-        chroma=settings.chroma.mode,
-        chroma_url=settings.chroma.url,
-        ttl_seconds=settings.ttl_days * 86400 if settings.ttl_days else None,
-        max_bytes=settings.max_bytes,
-        embedding=EmbeddingSpec(settings.embedding.name, dict(settings.embedding.config)),
-    )
+__all__ = ["main", "memory_settings"]
 
 
 def _read_config(args: argparse.Namespace) -> LoadedConfig:
@@ -96,8 +100,32 @@ async def _serve(
         async with anyio.create_task_group() as tg:
             # SIGTERM or SIGHUP (a client quitting) ends the session cleanly: downstreams stopped, memory closed.
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
+            tg.start_soon(_announce_stdio, memory, settings, proxy)
             await serve_stdio(server, FastLane(proxy, results))
             tg.cancel_scope.cancel()
+
+
+async def _announce_stdio(memory: TaskMemory, settings: OffpromptSettings, proxy: Proxy) -> None:
+    """One line on stderr once the servers have answered (serving does not wait for it): where results go and
+    what is proxied; on a terminal, that offprompt now waits for a client on stdin."""
+    if sys.stdin.isatty():
+        print(
+            "offprompt: waiting for an MCP client on stdin (a client starts `offprompt serve` itself; "
+            "press Ctrl-C to stop)",
+            file=sys.stderr,
+            flush=True,
+        )
+    from offprompt.tools import TOOLS
+
+    await proxy.ready()  # every server has had its first start (a failed one is logged on its own)
+    where = memory_settings(settings).data_dir.expanduser() / memory.name
+    running = [name for name, d in proxy.downstreams.items() if d.running]
+    servers = f"{len(running)}/{len(proxy.downstreams)} servers ({', '.join(running) or 'none'})"
+    print(
+        f"offprompt: memory {where}; {servers}; {len(proxy.routes()) + len(TOOLS)} tools",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
@@ -126,11 +154,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=getattr(args, "log_level", "INFO"), stream=sys.stderr, format="offprompt %(levelname)s: %(message)s"
     )
+    if args.command != "serve":
+        return _run_command(args)
+    ephemeral = tempfile.mkdtemp(prefix="offprompt-") if args.ephemeral else None
+    try:
+        return _run_serve(args, ephemeral)
+    finally:
+        if ephemeral is not None:
+            shutil.rmtree(ephemeral, ignore_errors=True)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """A command other than `serve`: its module is imported only now."""
     try:
         if args.command == "check":
             return _check(args)
+        if args.command == "memory":
+            from offprompt.commands import memory
+
+            return memory.run(args)
+        if args.command == "memories":
+            from offprompt.commands import memory
+
+            return memory.run_memories(args)
+        if args.command == "stats":
+            from offprompt.commands import stats
+
+            return stats.run(args)
+        if args.command == "init":
+            from offprompt.commands import clients
+
+            return clients.run(args)
+    except (ConfigError, OffpromptError) as exc:
+        print(f"offprompt: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `offprompt memory cat … | head`
+        return 0
+    raise AssertionError(f"unknown command {args.command}")
+
+
+def _run_serve(args: argparse.Namespace, ephemeral: str | None) -> int:
+    try:
         config = _read_config(args)
-        settings = config.settings.override(memory_name=args.memory_name, data_dir=args.data_dir)
+        settings = config.settings.override(
+            memory_name=args.memory_name,
+            data_dir=Path(ephemeral) if ephemeral is not None else args.data_dir,
+            threshold_tokens=args.threshold_tokens,
+            preview_tokens=args.preview_tokens,
+            ttl_days=args.ttl_days,
+        )
         transport = transport_settings(args)
         listener = listen(transport)
         memory = open_free(memory_settings(settings))
@@ -144,6 +216,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        if ephemeral is not None:
+            # Gone first: a client kills a server that takes more than a few seconds to stop, and closing the
+            # memory waits for its indexers (which write nothing once their text is gone). Windows keeps open
+            # files: there the directory goes after close, in main.
+            shutil.rmtree(ephemeral, ignore_errors=True)
         memory.close()
     return 0
 

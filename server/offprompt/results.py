@@ -36,9 +36,10 @@ from offprompt.config import OffPrompt, OffpromptSettings, SecretsMode
 from offprompt.errors import OffpromptError
 from offprompt.jsonrpc import dumps
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.policy import Thresholds, decide, passes_by_size
+from offprompt.policy import Thresholds, decide, passes_by_size, result_text_size
 from offprompt.proxy.intent import INTENT
 from offprompt.secrets import HANDLE_MARK, Redactor, json_may_hold_secret, may_hold_secret, may_hold_secret_in
+from offprompt.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +102,11 @@ def _holds_handle(value: Any) -> bool:
     return False
 
 
+def model_text(result: mt.CallToolResult) -> str:
+    """The text of a result's content blocks: what a client puts in the prompt."""
+    return "\n".join(b.text for b in result.content if isinstance(b, mt.TextContent))
+
+
 def result_json(result: mt.CallToolResult) -> dict[str, Any]:
     """A result as JSON for a 2025-era client (the fast lane serves those only)."""
     dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -118,6 +124,7 @@ class ResultBoundary:
         redactor: Redactor | None = None,
     ) -> None:
         self._memory: MemorySource = (lambda: memory) if isinstance(memory, TaskMemory) else memory
+        self._opened = memory if isinstance(memory, TaskMemory) else None
         self.settings = settings or ResultSettings()
         # The secrets table sits in the memory's directory; it opens with the first secret or handle.
         self.redactor = redactor or Redactor(lambda: self._memory().directory)
@@ -176,8 +183,10 @@ class ResultBoundary:
         body = dumps(raw)
         if passes_by_size(site.mode, raw.get("isError") is True, len(body), self.settings.thresholds):
             if site.secrets == "pass" or not may_hold_secret(body):
+                self._count_inline(site, len(body))  # its bytes as relayed: nothing parsed or tokenized here
                 return body  # the common case: the downstream's bytes, unread
             redacted = await anyio.to_thread.run_sync(self.redactor.redact_wire, raw, site.owner)
+            self._count_inline(site, len(body))
             return body if redacted is raw else redacted
         result = mt.CallToolResult.model_validate(raw)
         answer = await self.settle(site, result)
@@ -192,6 +201,7 @@ class ResultBoundary:
             result = await anyio.to_thread.run_sync(self.redactor.redact_result, result, site.owner)
         decision = decide(site.mode, result, self.settings.thresholds)
         if not decision.store:
+            self._count_inline(site, result_text_size(result)[0])
             return result
         shown = site.mode != "always"  # a sensitive result shows nothing of itself, not even titles
         preview = self.settings.preview_tokens if shown else 0
@@ -217,7 +227,20 @@ class ResultBoundary:
         except OffpromptError as exc:
             return error_result(f"The result of {site.source} could not be stored off the prompt: {exc}")
         logger.info("stored %s as %s: %s", site.source, reference.namespace, decision.reason)
-        return reference.to_result()
+        answer = reference.to_result()
+        # Counted for `offprompt stats`: what the result held (a repeated structuredContent once), and what the
+        # model got instead.
+        memory.usage.stored(
+            site.server, site.tool, reference.record.bytes, reference.distinct_tokens, count_tokens(model_text(answer))
+        )
+        self._opened = memory
+        return answer
+
+    def _count_inline(self, site: CallSite, size: int) -> None:
+        """Count a result that passed inline, for `offprompt stats`. `offprompt.wrap` opens its memory on the
+        first store: what passes before that is not counted (opening it for a count would take its lock)."""
+        if self._opened is not None:
+            self._opened.usage.inline(site.server, site.tool, size)
 
     def failure(self, site: CallSite, exc: BaseException) -> mt.CallToolResult:
         """A failed call as an error result. Nothing of a sensitive result's content is quoted, here or in the

@@ -26,6 +26,7 @@ from offprompt.memory.outline import view as outline_view
 from offprompt.memory.select import page
 from offprompt.memory.storage.base import SearchMode
 from offprompt.memory.task_memory import TaskMemory
+from offprompt.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -386,14 +387,18 @@ def parse_args(tool: MemoryTool, arguments: dict[str, Any] | None) -> _Args:
 async def call(
     memory: TaskMemory, tool: MemoryTool, arguments: dict[str, Any] | None, owner: str | None
 ) -> mt.CallToolResult:
-    """Answer one memory tool call: the memory tools' boundary, where errors become `isError` answers."""
+    """Answer one memory tool call: the memory tools' boundary, where errors become `isError` answers, and
+    where the tokens the model reads back are counted for `offprompt stats`."""
     try:
-        return await tool.handler(memory, parse_args(tool, arguments), owner)
+        answer = await tool.handler(memory, parse_args(tool, arguments), owner)
     except OffpromptError as exc:
-        return _error(str(exc))
+        answer = _error(str(exc))
     except Exception as exc:
         logger.exception("%s failed", tool.name)
-        return _error(f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); see offprompt's log.")
+        answer = _error(f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); see offprompt's log.")
+    text = "\n".join(b.text for b in answer.content if isinstance(b, mt.TextContent))
+    memory.usage.read(tool.name, count_tokens(text) if text else 0)
+    return answer
 
 
 def _error(message: str) -> mt.CallToolResult:

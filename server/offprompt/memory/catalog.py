@@ -7,6 +7,7 @@ transaction with its items, so a namespace is either listed whole or not at all.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,21 @@ CREATE TABLE IF NOT EXISTS items (
     PRIMARY KEY (namespace, item)
 );
 CREATE INDEX IF NOT EXISTS namespaces_created ON namespaces(created);
+CREATE TABLE IF NOT EXISTS usage (
+    minute INTEGER NOT NULL,
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    tokens INTEGER NOT NULL,
+    model_tokens INTEGER NOT NULL,
+    PRIMARY KEY (minute, server, tool, kind)
+);
 """
+# `usage` (added in place to catalogs made before it: CREATE ... IF NOT EXISTS runs on every open) counts what
+# passed through per minute, server, tool and kind: "inline" (bytes), "stored" (tokens held, model_tokens of the
+# reference) and "read" (model_tokens of a memory tool's answer). No content, only sizes.
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +62,17 @@ class ItemRecord:
     tokens: int
     bytes: int
     meta: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    server: str
+    tool: str
+    kind: str
+    count: int
+    bytes: int
+    tokens: int
+    model_tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +101,43 @@ class NamespaceRecord:
 class Catalog:
     """Namespace and item records in SQLite; safe to use from several threads."""
 
-    def __init__(self, path: Path) -> None:
-        self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "foreign_keys = ON"))
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "foreign_keys = ON"), readonly=readonly)
+        self.readonly = readonly
+
+    def add_usage(self, rows: Mapping[tuple[int, str, str, str], tuple[int, int, int, int]]) -> None:
+        """Add counts, keyed by (minute, server, tool, kind), valued (count, bytes, tokens, model_tokens)."""
+        with self._sql.transaction() as db:
+            db.executemany(
+                "INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (minute, server, tool, kind) DO UPDATE "
+                "SET count = count + excluded.count, bytes = bytes + excluded.bytes, "
+                "tokens = tokens + excluded.tokens, model_tokens = model_tokens + excluded.model_tokens",
+                [(*key, *value) for key, value in rows.items()],
+            )
+
+    def usage(self, since: float | None = None, until: float | None = None) -> list[UsageRow]:
+        """Counts summed per server, tool and kind over [since, until) (minute resolution)."""
+        sql = "SELECT server, tool, kind, SUM(count), SUM(bytes), SUM(tokens), SUM(model_tokens) FROM usage"
+        where, params = [], []
+        if since is not None:
+            where.append("minute >= ?")
+            params.append(int(since // 60))
+        if until is not None:
+            where.append("minute < ?")
+            params.append(int(-(-until // 60)))
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " GROUP BY server, tool, kind ORDER BY server, tool, kind"
+        with self._sql.lock:
+            try:
+                rows = self._sql.db.execute(sql, params).fetchall()
+            except sqlite3.OperationalError:  # a catalog older than the table, opened read-only
+                return []
+        return [UsageRow(*row) for row in rows]
+
+    def count(self) -> int:
+        with self._sql.lock:
+            return int(self._sql.db.execute("SELECT COUNT(*) FROM namespaces").fetchone()[0])
 
     def add(self, record: NamespaceRecord) -> None:
         with self._sql.transaction() as db:

@@ -60,3 +60,20 @@ else:
 
     def _lock(f: IO[str]) -> None:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def holder(directory: Path) -> str | None:
+    """The pid of the process that holds the memory in `directory` ("unknown" if it can't be read), or None
+    when no process does."""
+    path = directory / LOCK_FILE
+    if not path.exists():
+        return None
+    with open(path, "r+", encoding="utf-8") as f:
+        try:
+            _lock(f)
+        except OSError:
+            try:
+                return f.read().strip() or "unknown"
+            except OSError:
+                return "unknown"
+    return None  # closing the file dropped the lock we took to find out

@@ -12,8 +12,9 @@ from __future__ import annotations
 import builtins
 import json
 import logging
+import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -42,6 +43,7 @@ from offprompt.memory.outline.passages import Passage
 from offprompt.memory.select import Selection, SelectLimits, Selector, Source
 from offprompt.memory.storage import BackendChoice, EmbeddingSpec, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
+from offprompt.memory.usage import Usage
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +98,12 @@ class Reference:
     @property
     def namespace(self) -> str:
         return self.record.namespace
+
+    @property
+    def distinct_tokens(self) -> int:
+        """Tokens of the result counted once: an item that repeats another (structuredContent beside its text)
+        is left out, as the model would read it once."""
+        return sum(i.tokens for i in self.record.items if DUPLICATE_OF not in i.meta)
 
     @property
     def uri(self) -> str:
@@ -219,25 +227,20 @@ class TaskMemory:
         self.directory: Path | None = None
         #: Runs memory_select's jq expressions; its worker processes start on the first one.
         self.selector = Selector(select_limits)
+        self.usage = Usage(catalog)
+        self.readonly = False
 
     @classmethod
-    def open(cls, settings: MemorySettings) -> TaskMemory:
-        """Open (or create) the memory in its directory, taking the directory's lock."""
+    def open(cls, settings: MemorySettings, *, tidy: bool = True, resume_indexing: bool = True) -> TaskMemory:
+        """Open (or create) the memory in its directory, taking the directory's lock; with `tidy`, drop orphans
+        and expired namespaces at once (`offprompt memory gc` does it itself, to report what it drops); with
+        `resume_indexing`, index in the background what an earlier process left unindexed."""
         directory = settings.directory
         directory.mkdir(parents=True, exist_ok=True)
         lock = DirectoryLock(directory)
         lock.acquire()
         try:
-            backends = open_backends(
-                BackendChoice(
-                    directory=directory,
-                    memory_name=settings.name,
-                    blobs=settings.blobs,
-                    vectors=settings.chroma,
-                    vectors_url=settings.chroma_url,
-                    embedding=settings.embedding,
-                )
-            )
+            backends = open_backends(_choice(settings, resume_indexing=resume_indexing))
             memory = cls(
                 settings.name,
                 Catalog(directory / "catalog.sqlite3"),
@@ -251,12 +254,37 @@ class TaskMemory:
             lock.release()
             raise
         memory.directory = directory
-        memory._drop_orphans()
-        memory.expire()
+        if tidy:
+            memory._drop_orphans()
+            memory.expire()
+        return memory
+
+    @classmethod
+    def open_readonly(cls, settings: MemorySettings) -> TaskMemory:
+        """The memory as it is on disk, for reading beside the server that holds it: no lock taken, nothing
+        written (SQLite read-only), no Chroma (search by words only)."""
+        directory = settings.directory
+        if not (directory / "catalog.sqlite3").exists():
+            raise NotFoundError(
+                f'there is no memory "{settings.name}" in {settings.data_dir}: `offprompt memories` lists the ones '
+                "there are (or pass the --data-dir a server uses)"
+            )
+        backends = open_backends(_choice(settings, readonly=True))
+        memory = cls(
+            settings.name,
+            Catalog(directory / "catalog.sqlite3", readonly=True),
+            backends.text,
+            backends.blobs,
+            ttl_seconds=settings.ttl_seconds,
+            max_bytes=settings.max_bytes,
+        )
+        memory.readonly = True
         return memory
 
     def close(self) -> None:
         self.selector.close()
+        if not self.readonly:
+            self.usage.close()
         self.text.close()
         self.catalog.close()
         if self._lock is not None:
@@ -514,6 +542,8 @@ class TaskMemory:
 
     def expire(self, keep: str | None = None) -> builtins.list[str]:
         """Drop namespaces past their TTL, then the oldest ones while the memory is over its quota."""
+        if self.readonly:
+            return []
         dropped = [ns for ns in self.catalog.expired(time.time()) if ns != keep]
         for ns in dropped:
             self.catalog.remove(ns)
@@ -540,16 +570,56 @@ class TaskMemory:
         for storage in {id(s): s for s in self.storages.values()}.values():
             storage.delete(namespace)
 
-    def _drop_orphans(self) -> None:
+    def _drop_orphans(self, progress: Progress | None = None) -> builtins.list[str]:
         """Payloads whose namespace never reached the catalog (a crash mid-store) are removed."""
+        dropped: builtins.list[str] = []
         for storage in {id(s): s for s in self.storages.values()}.values():
-            for namespace in storage.namespaces():
-                if self.catalog.get(namespace) is None:
-                    storage.delete(namespace)
+            orphans = [ns for ns in sorted(storage.namespaces()) if self.catalog.get(ns) is None]
+            for done, namespace in enumerate(orphans, start=1):
+                storage.delete(namespace)
+                dropped.append(namespace)
+                if progress is not None:
+                    progress("orphans", done, len(orphans))
+        return dropped
 
+    def gc(self, progress: Progress | None = None) -> dict[str, builtins.list[str]]:
+        """Drop orphaned payloads, expired namespaces (and the oldest over the quota), and temporary files that
+        an interrupted write left; what was dropped, by reason."""
+        orphans = self._drop_orphans(progress)
+        expired = [ns for ns in self.catalog.expired(time.time())]
+        for done, ns in enumerate(expired, start=1):
+            self.delete(ns)
+            if progress is not None:
+                progress("expired", done, len(expired))
+        over_quota = self.expire()
+        own = f".{os.getpid()}."  # this process's indexers may be writing theirs
+        leftovers = [str(p) for p in self._directory_files("**/.*.tmp") if own not in p.name]
+        for path in leftovers:
+            Path(path).unlink(missing_ok=True)
+        return {"orphans": orphans, "expired": expired + over_quota, "leftovers": leftovers}
+
+    def _directory_files(self, pattern: str) -> builtins.list[Path]:
+        return sorted(self._lock.path.parent.glob(pattern)) if self._lock is not None else []
+
+
+Progress = Callable[[str, int, int], None]
+"""Told (step, done, total) as long work goes on."""
 
 DUPLICATE_OF = "offprompt_copy_of"
 """Item meta key: this item repeats an earlier one (the SDKs send structuredContent beside its text)."""
+
+
+def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing: bool = True) -> BackendChoice:
+    return BackendChoice(
+        directory=settings.directory,
+        memory_name=settings.name,
+        blobs=settings.blobs,
+        vectors=settings.chroma,
+        vectors_url=settings.chroma_url,
+        embedding=settings.embedding,
+        readonly=readonly,
+        resume_indexing=resume_indexing,
+    )
 
 
 def _copy_of(artifact: Artifact, earlier: Sequence[Artifact]) -> int | None:

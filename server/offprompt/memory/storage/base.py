@@ -26,6 +26,16 @@ class StoredItem:
     bytes: int
 
 
+@dataclass(slots=True)
+class IndexState:
+    """A namespace's indexing: its searchable items, how many are chunked, their chunks, and those embedded."""
+
+    items: int = 0
+    chunked_items: int = 0
+    chunks: int = 0
+    embedded_chunks: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class Window:
     """One token window of a stored text, and the lines it covers: ``line`` holds its first byte, ``end_line``
@@ -113,6 +123,14 @@ class TextStorage(Storage, Protocol):
 
     def pending(self, mode: SearchMode = "hybrid") -> set[str]:
         """Namespaces whose chunks are not all searchable yet in that mode."""
+        ...
+
+    def index_state(self) -> dict[str, IndexState]:
+        """How far indexing has got per namespace, as it is on disk."""
+        ...
+
+    def backlog(self) -> tuple[int, int]:
+        """Items this process still has to chunk, and to embed."""
         ...
 
     def close(self) -> None: ...

@@ -164,8 +164,8 @@ _COLUMNS = "c.namespace, c.item, c.chunk, c.start, c.end, c.offset, c.context"
 class SqliteLexicalIndex:
     """Chunks and their terms in one SQLite file; safe to use from several threads."""
 
-    def __init__(self, path: Path) -> None:
-        self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "synchronous = NORMAL"))
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "synchronous = NORMAL"), readonly=readonly)
 
     def add(
         self,
@@ -261,6 +261,12 @@ class SqliteLexicalIndex:
     def namespaces(self) -> set[str]:
         with self._sql.lock:
             return {ns for (ns,) in self._sql.db.execute("SELECT DISTINCT namespace FROM chunks")}
+
+    def chunk_counts(self) -> dict[tuple[str, int], int]:
+        """How many chunks each indexed item has."""
+        with self._sql.lock:
+            rows = self._sql.db.execute("SELECT namespace, item, COUNT(*) FROM chunks GROUP BY namespace, item")
+            return {(ns, int(item)): int(n) for ns, item, n in rows}
 
     @staticmethod
     def _drop(db: sqlite3.Connection, where: str, args: tuple[object, ...]) -> None:

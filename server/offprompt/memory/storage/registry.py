@@ -32,6 +32,10 @@ class BackendChoice:
     vectors: VectorBackend = "persistent"
     vectors_url: str | None = None
     embedding: EmbeddingSpec = field(default_factory=EmbeddingSpec)
+    #: Read the files and the lexical index as they are, write nothing (the command line beside a server).
+    readonly: bool = False
+    #: Index in the background what an earlier process left unindexed.
+    resume_indexing: bool = True
 
 
 def _chroma(choice: BackendChoice) -> DenseIndex:
@@ -41,7 +45,7 @@ def _chroma(choice: BackendChoice) -> DenseIndex:
 
 
 def _sqlite_fts(choice: BackendChoice) -> LexicalIndex:
-    return SqliteLexicalIndex(choice.directory / "text" / "lexical.sqlite3")
+    return SqliteLexicalIndex(choice.directory / "text" / "lexical.sqlite3", readonly=choice.readonly)
 
 
 BLOB_STORAGES: dict[BlobBackend, Callable[[BackendChoice], BlobStorage]] = {
@@ -64,6 +68,13 @@ class Backends:
 
 def open_backends(choice: BackendChoice) -> Backends:
     """The text and blob storages of one memory, with their indexes, as its settings choose them."""
-    (choice.directory / "text").mkdir(parents=True, exist_ok=True)
-    text = IndexedTextStorage(choice.directory / "text", LEXICAL_INDEX(choice), DENSE_INDEXES[choice.vectors](choice))
+    if not choice.readonly:
+        (choice.directory / "text").mkdir(parents=True, exist_ok=True)
+    text = IndexedTextStorage(
+        choice.directory / "text",
+        LEXICAL_INDEX(choice),
+        DENSE_INDEXES[choice.vectors](choice),
+        readonly=choice.readonly,
+        resume=choice.resume_indexing,
+    )
     return Backends(text=text, blobs=BLOB_STORAGES[choice.blobs](choice))

@@ -12,10 +12,18 @@ from pathlib import Path
 class SqliteDb:
     """A connection in autocommit mode behind a lock; `transaction()` groups writes atomically."""
 
-    def __init__(self, path: Path, schema: str, pragmas: Iterable[str] = ("journal_mode = WAL",)) -> None:
+    def __init__(
+        self, path: Path, schema: str, pragmas: Iterable[str] = ("journal_mode = WAL",), *, readonly: bool = False
+    ) -> None:
+        self.lock = threading.Lock()
+        if readonly:
+            # For the command line while a server holds the memory: no write, no schema change, no writer's lock.
+            if not path.exists():
+                raise FileNotFoundError(path)
+            self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self.lock = threading.Lock()
         with self.lock:
             for pragma in pragmas:
                 self.db.execute(f"PRAGMA {pragma}")

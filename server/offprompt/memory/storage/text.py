@@ -46,14 +46,14 @@ from offprompt.artifacts import Artifact
 from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
-from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, StoredItem, Window
+from offprompt.memory.storage.base import Hit, IndexState, LineMatch, SearchMode, StoredItem, Window
 from offprompt.memory.storage.blob import write_atomically
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
 from offprompt.tokens import TokenIndex, index_tokens
 
-__all__ = ["ChromaLocation", "EmbeddingSpec", "IndexedTextStorage", "collection_name", "searchable"]
+__all__ = ["ChromaLocation", "EmbeddingSpec", "IndexState", "IndexedTextStorage", "collection_name", "searchable"]
 
 logger = logging.getLogger(__name__)
 
@@ -113,11 +113,17 @@ class IndexedTextStorage:
     """Lossless text on disk, with a lexical and a dense index of its chunks built in the background.
 
     The indexes come from outside (`registry.py` builds them from the settings): SQLite FTS5 and Chroma here.
+    A `readonly` one (the command line beside the server that holds the memory) reads the files and the
+    lexical index as they are, and searches by words only.
     """
 
-    def __init__(self, root: Path, lexical: LexicalIndex, dense: DenseIndex) -> None:
+    def __init__(
+        self, root: Path, lexical: LexicalIndex, dense: DenseIndex, *, readonly: bool = False, resume: bool = True
+    ) -> None:
         self._raw = root / "raw"
-        self._raw.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
+        if not readonly:
+            self._raw.mkdir(parents=True, exist_ok=True)
         self._lexical = lexical
         self._dense = dense
         self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
@@ -128,7 +134,10 @@ class IndexedTextStorage:
         self._embed_queue: queue.Queue[_Job | None] = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._closed = False
-        self._recover()
+        # A read-only view (the command line beside a server), or a short-lived one that only searches, uses the
+        # indexes as they are rather than finish an earlier process's indexing.
+        if not readonly and resume:
+            self._recover()
 
     def _recover(self) -> None:
         """Finish the indexing that an earlier process left undone, and forget chunks of deleted texts."""
@@ -192,7 +201,36 @@ class IndexedTextStorage:
             self._dense.delete(namespace)
 
     def namespaces(self) -> set[str]:
+        if not self._raw.is_dir():
+            return set()
         return {p.name for p in self._raw.iterdir() if p.is_dir()}
+
+    def index_state(self) -> dict[str, IndexState]:
+        """Per namespace, how far indexing has got, read from disk (so a read-only view sees a server's work)."""
+        chunks = self._lexical.chunk_counts()
+        states: dict[str, IndexState] = {}
+        for sidecar in sorted(self._raw.glob("*/*.json")) if self._raw.is_dir() else []:
+            try:
+                if not json.loads(sidecar.read_bytes()).get("searchable", True):
+                    continue
+            except (OSError, ValueError):
+                continue
+            namespace, item = sidecar.parent.name, int(sidecar.stem)
+            state = states.setdefault(namespace, IndexState())
+            state.items += 1
+            count = chunks.get((namespace, item))
+            if count is None:
+                continue
+            state.chunked_items += 1
+            state.chunks += count
+            if sidecar.with_suffix(".embedded").exists():
+                state.embedded_chunks += count
+        return states
+
+    def backlog(self) -> tuple[int, int]:
+        """Items this process still has to chunk, and to embed."""
+        with self._state:
+            return sum(self._pending_lexical.values()), sum(self._pending_dense.values())
 
     # -- reading -------------------------------------------------------------
 
@@ -331,6 +369,8 @@ class IndexedTextStorage:
             raise InvalidArgumentError("query is empty: say what you are looking for")
         if mode not in MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if self.readonly and mode != "lexical":
+            raise InvalidArgumentError("a read-only view of a memory searches by words only: use mode lexical")
         if namespaces is not None and not namespaces:
             return []
         depth = max(CANDIDATES, 2 * top_k)
@@ -434,6 +474,9 @@ class IndexedTextStorage:
             )
 
     def close(self) -> None:
+        if self.readonly:
+            self._lexical.close()
+            return
         self._closed = True
         with self._state:
             self._state.notify_all()

@@ -1,0 +1,174 @@
+"""`offprompt memory …` and `offprompt memories` on a memory filled through the proxy."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from offprompt.artifacts import TextArtifact
+from offprompt.memory.catalog import Catalog
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+from .fill import LINES, Session
+from .run import run, run_json
+
+pytestmark = pytest.mark.anyio
+
+
+def counter_lines(count: int) -> str:
+    """What tests/servers/counter.py's `lines` tool returns."""
+    return "".join(f"2026-11-30T00:00:{i % 60:02d} INFO worker-{i % 7} handled request {i}\n" for i in range(count))
+
+
+def flags(settings: MemorySettings) -> list[str]:
+    return ["--data-dir", str(settings.data_dir), "--memory-name", settings.name]
+
+
+async def test_reading_commands_show_what_the_proxy_stored(
+    session: Session, memory_settings: MemorySettings, capfd: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    f = flags(memory_settings)
+    ns = session.namespace
+
+    code, out, _ = run(capfd, "memory", "ls", *f)
+    assert code == 0
+    assert out.splitlines()[0].split() == ["NAMESPACE", "TOOL", "KINDS", "TOKENS", "SIZE", "CREATED", "INDEXED"]
+    assert ns in out
+    assert "counter.lines" in out
+    listed = run_json(capfd, "memory", "ls", *f)["namespaces"]
+    assert [r["artifact_namespace"] for r in listed] == [ns]
+    assert listed[0]["arguments"] == {"count": LINES}
+    assert listed[0]["indexing"]["chunks"] > 0  # the chunker ran while the session was on
+
+    code, out, _ = run(capfd, "memory", "show", ns, *f)
+    assert code == 0
+    assert "tool       counter.lines" in out
+    assert f'arguments  {{"count": {LINES}}}' in out
+    assert "ITEM  KIND" in out
+    shown = run_json(capfd, "memory", "show", ns, *f)
+    assert [i["kind"] for i in shown["items"]] == ["text", "json"]
+
+    expected = counter_lines(LINES)
+    code, out, _ = run(capfd, "memory", "cat", ns, *f)
+    assert out == expected
+    code, out, _ = run(capfd, "memory", "cat", ns, "--line", str(LINES), *f)
+    assert out == f"2026-11-30T00:00:{(LINES - 1) % 60:02d} INFO worker-{(LINES - 1) % 7} handled request {LINES - 1}\n"
+    # --offset starts where memory_load's offset does: the grep answer named the token offset of request 599.
+    grep = run_json(capfd, "memory", "grep", f"request {LINES - 1}$", *f)["matches"]
+    assert [(m["artifact_namespace"], m["line"]) for m in grep] == [(ns, LINES)]
+    assert f"offset {grep[0]['offset']}" in session.read_texts[1]
+    code, out, _ = run(capfd, "memory", "cat", ns, "--offset", str(grep[0]["offset"]), *f)
+    assert expected.endswith(out)
+    assert out.rstrip().endswith(f"request {LINES - 1}")
+    target = tmp_path / "out.txt"
+    code, _, err = run(capfd, "memory", "cat", ns, "-o", str(target), *f)
+    assert target.read_text() == expected
+    assert f"wrote {len(expected.encode()):,} bytes" in err
+
+    code, out, _ = run(capfd, "memory", "grep", "worker-3 handled request 10$", *f)
+    assert out == f"{ns}:0:11: 2026-11-30T00:00:10 INFO worker-3 handled request 10\n"
+    assert run(capfd, "memory", "grep", "no such line", *f)[0] == 1
+
+    code, out, err = run(capfd, "memory", "query", "request 123", "--top-k", "1", *f, "--json")
+    answer = json.loads(out)
+    assert answer["mode"] == "hybrid"
+    assert answer["note"] is None
+    assert "handled request 123\n" in answer["results"][0]["text"]
+
+    memories = run_json(capfd, "memories", "--data-dir", str(memory_settings.data_dir))["memories"]
+    assert [(m["memory_name"], m["namespaces"], m["holder_pid"]) for m in memories] == [("cli", 1, None)]
+    assert memories[0]["bytes"] > len(expected)
+
+
+async def test_rm_and_memories_rm_free_the_space(
+    session: Session, memory_settings: MemorySettings, capfd: pytest.CaptureFixture[str]
+) -> None:
+    f = flags(memory_settings)
+    code, out, _ = run(capfd, "memory", "rm", session.namespace, *f)
+    assert code == 0
+    assert out.startswith(f"deleted {session.namespace} (counter.lines: 2 items")
+    assert run_json(capfd, "memory", "ls", *f)["namespaces"] == []
+    assert not list((memory_settings.directory / "text" / "raw").iterdir())
+    code, _, err = run(capfd, "memory", "show", session.namespace, *f)
+    assert code == 2
+    assert f'no artifact_namespace "{session.namespace}"' in err
+
+    code, out, _ = run(capfd, "memories", "rm", "cli", "--data-dir", str(memory_settings.data_dir))
+    assert code == 0
+    assert out.startswith('deleted memory "cli"')
+    assert not memory_settings.directory.exists()
+    code, _, err = run(capfd, "memory", "ls", *f)
+    assert code == 2
+    assert 'there is no memory "cli"' in err
+
+
+def test_gc_drops_expired_orphans_and_leftovers_with_progress(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    settings = MemorySettings(name="gc", data_dir=tmp_path / "data")
+    memory = TaskMemory.open(settings)
+    stored = [memory.store([TextArtifact(value=f"result {i}")], tool="t.x").namespace for i in range(31)]
+    memory.close()
+    db = sqlite3.connect(settings.directory / "catalog.sqlite3")
+    with db:  # 30 of them are past their time to live
+        db.executemany("UPDATE namespaces SET expires = 1 WHERE namespace = ?", [(ns,) for ns in stored[1:]])
+    db.close()
+    raw = settings.directory / "text" / "raw"
+    (raw / "orphan00000000").mkdir()
+    (raw / "orphan00000000" / "0.txt").write_text("a crash mid-store left this")
+    leftover = raw / stored[0] / ".0.txt.999999.1.tmp"
+    leftover.write_text("half written")
+
+    code, out, err = run(capfd, "memory", "gc", *flags(settings))
+    assert code == 0
+    assert out.strip().startswith("dropped 30 expired namespaces, 1 orphaned payloads")
+    assert "expired: 25/30" in err
+    assert "expired: 30/30" in err
+    assert not (raw / "orphan00000000").exists()
+    assert not leftover.exists()
+    assert [r["artifact_namespace"] for r in run_json(capfd, "memory", "ls", *flags(settings))["namespaces"]] == [
+        stored[0]
+    ]
+
+
+def test_reindex_rebuilds_both_indexes_with_progress(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    settings = MemorySettings(name="re", data_dir=tmp_path / "data")
+    memory = TaskMemory.open(settings)
+    for i in range(3):
+        memory.store(
+            [TextArtifact(value=f"# Part {i}\n\nThe deploy of service {i} failed on a timeout.\n")], tool="t.x"
+        )
+    memory.close()  # before the embedder is done: reindex finishes it
+    code, out, err = run(capfd, "memory", "reindex", *flags(settings))
+    assert code == 0, err
+    assert "reindex: 3/3 items chunked, 3/3 embedded" in err
+    listed = run_json(capfd, "memory", "ls", *flags(settings))["namespaces"]
+    assert all(r["indexing"]["embedded_chunks"] == r["indexing"]["chunks"] > 0 for r in listed)
+    assert out.startswith("reindexed 3 items")
+
+
+def test_an_old_catalog_gains_the_usage_table_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE namespaces (namespace TEXT PRIMARY KEY, tool TEXT NOT NULL, arguments TEXT NOT NULL, "
+        "owner TEXT NOT NULL DEFAULT '', created REAL NOT NULL, expires REAL);"
+        "CREATE TABLE items (namespace TEXT NOT NULL, item INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,"
+        " mime_type TEXT, tokens INTEGER NOT NULL, bytes INTEGER NOT NULL, meta TEXT NOT NULL,"
+        " PRIMARY KEY (namespace, item));"
+        "INSERT INTO namespaces VALUES ('old1', 'fs.read', '{}', '', 1.0, NULL);"
+        "INSERT INTO items VALUES ('old1', 0, 'text', 'n', NULL, 7, 20, '{}');"
+    )
+    db.commit()
+    db.close()
+    readonly = Catalog(path, readonly=True)
+    assert readonly.usage() == []  # read-only, the old file is read as it is
+    readonly.close()
+    catalog = Catalog(path)
+    catalog.add_usage({(100, "fs", "read", "stored"): (1, 20, 7, 3)})
+    assert [r.namespace for r in catalog.newest()] == ["old1"]
+    assert [(u.server, u.tool, u.tokens) for u in catalog.usage()] == [("fs", "read", 7)]
+    catalog.close()
