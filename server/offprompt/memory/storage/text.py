@@ -145,9 +145,7 @@ class IndexedTextStorage:
         for namespace in self._lexical.namespaces() - stored:
             self._lexical.delete(namespace)
         chunked = self._lexical.indexed()
-        for sidecar in sorted(self._raw.glob("*/*.json")):
-            if not sidecar.stem.isdigit():
-                continue  # an outline
+        for sidecar in self._sidecars():
             if not json.loads(sidecar.read_bytes()).get("searchable", True):
                 continue
             job = _Job(sidecar.parent.name, int(sidecar.stem), fresh=False)
@@ -157,6 +155,12 @@ class IndexedTextStorage:
                 self._enqueue(job, chunk=False)
 
     # -- paths ---------------------------------------------------------------
+
+    def _sidecars(self) -> list[Path]:
+        """Each stored text's `{item}.json` (what it is, whether it is searchable); not its outline's file."""
+        if not self._raw.is_dir():
+            return []
+        return sorted(p for p in self._raw.glob("*/*.json") if p.stem.isdigit())
 
     def _path(self, namespace: str, item: int, suffix: str) -> Path:
         return self._raw / namespace / f"{item}{suffix}"
@@ -209,7 +213,7 @@ class IndexedTextStorage:
         """Per namespace, how far indexing has got, read from disk (so a read-only view sees a server's work)."""
         chunks = self._lexical.chunk_counts()
         states: dict[str, IndexState] = {}
-        for sidecar in sorted(self._raw.glob("*/*.json")) if self._raw.is_dir() else []:
+        for sidecar in self._sidecars():
             try:
                 if not json.loads(sidecar.read_bytes()).get("searchable", True):
                     continue
