@@ -165,9 +165,8 @@ class TaskMemory:
     def open(cls, settings: MemorySettings) -> TaskMemory:
         """Open (or create) the memory in its directory, taking the directory's lock."""
         directory = settings.directory
-        directory.mkdir(parents=True, exist_ok=True)
         lock = DirectoryLock(directory)
-        lock.acquire()
+        lock.acquire()  # makes the directory too: a sibling being dropped may take it away until we hold it
         try:
             location = ChromaLocation(mode=settings.chroma, path=directory / "chroma", url=settings.chroma_url)
             blobs: Storage = FileBlobStorage(directory / "blobs") if settings.blobs == "file" else MemoryBlobStorage()
