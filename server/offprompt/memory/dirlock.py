@@ -57,7 +57,7 @@ class DirectoryLock:
             try:
                 self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
-                return open(fd, "a+", encoding="utf-8")  # noqa: SIM115 - held open while locked
+                return open(fd, "a+", encoding="utf-8")
             except (FileNotFoundError, FileExistsError):
                 continue  # the directory vanished between the two calls: make it again
         raise MemoryLockedError(
