@@ -9,6 +9,7 @@ blobs together. The catalog records where each namespace came from.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import logging
 import time
@@ -43,6 +44,7 @@ from offprompt.memory.storage import (
     MemoryBlobStorage,
 )
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
+from offprompt.memory.storage.files import private_dir, secure_and_sweep
 
 logger = logging.getLogger(__name__)
 
@@ -165,9 +167,13 @@ class TaskMemory:
     def open(cls, settings: MemorySettings) -> TaskMemory:
         """Open (or create) the memory in its directory, taking the directory's lock."""
         directory = settings.directory
+        private_dir(directory.parent)
         lock = DirectoryLock(directory)
         lock.acquire()  # makes the directory too: a sibling being dropped may take it away until we hold it
         try:
+            swept = secure_and_sweep(directory)  # held by no one else: every temporary file is a killed write's
+            if swept:
+                logger.info("removed %s bytes of half-written files from memory %r", f"{swept:,}", settings.name)
             location = ChromaLocation(mode=settings.chroma, path=directory / "chroma", url=settings.chroma_url)
             blobs: Storage = FileBlobStorage(directory / "blobs") if settings.blobs == "file" else MemoryBlobStorage()
             memory = cls(
@@ -190,6 +196,8 @@ class TaskMemory:
         self.text.close()
         self.catalog.close()
         if self._lock is not None:
+            with contextlib.suppress(OSError):  # Chroma's files of this run get the private modes too
+                secure_and_sweep(self._lock.path.parent)
             self._lock.release()
 
     # -- storing ---------------------------------------------------------------

@@ -8,12 +8,14 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from offprompt.memory.storage.files import private_file
+
 
 class SqliteDb:
     """A connection in autocommit mode behind a lock; `transaction()` groups writes atomically."""
 
     def __init__(self, path: Path, schema: str, pragmas: Iterable[str] = ("journal_mode = WAL",)) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(path)  # 0600 before SQLite makes it 0644 (its -wal and -shm files copy the mode)
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.lock = threading.Lock()
         with self.lock:

@@ -45,8 +45,8 @@ from offprompt.artifacts import Artifact
 from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory import chunking
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, StoredItem, Window
-from offprompt.memory.storage.blob import write_atomically
 from offprompt.memory.storage.dense import ChromaLocation, DenseIndex, EmbeddingSpec, collection_name
+from offprompt.memory.storage.files import private_dir, write_atomically
 from offprompt.memory.storage.lexical import ChunkRecord, LexicalIndex, identifiers
 from offprompt.tokens import TokenIndex, index_tokens
 
@@ -113,7 +113,7 @@ class ChromaTextStorage:
         self, root: Path, memory_name: str, location: ChromaLocation, embedding: EmbeddingSpec | None = None
     ) -> None:
         self._raw = root / "raw"
-        self._raw.mkdir(parents=True, exist_ok=True)
+        private_dir(self._raw)
         if location.mode == "persistent" and location.path is None:
             location = ChromaLocation(mode="persistent", path=root / "chroma")
         self._lexical = LexicalIndex(root / "lexical.sqlite3")
