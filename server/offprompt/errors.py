@@ -6,6 +6,7 @@
     ├── NotFoundError            no such namespace or item
     ├── InvalidArgumentError     a tool argument is out of range (offset, regex, top_k)
     ├── IncompatibleStoreError   a stored collection was built by another embedding function
+    ├── QuotaError               a result is bigger than the memory's whole quota (max_bytes)
     └── DownstreamError          a proxied server failed
         ├── DownstreamUnavailableError   it failed to start, or died
         └── DownstreamTimeoutError       a call took longer than its timeout
@@ -38,6 +39,10 @@ class InvalidArgumentError(OffpromptError):
 
 class IncompatibleStoreError(OffpromptError):
     """The stored vectors were made by a different embedding function than the one configured."""
+
+
+class QuotaError(OffpromptError):
+    """A result is bigger than the memory's quota, so storing it would evict everything, itself included."""
 
 
 class DownstreamError(OffpromptError):

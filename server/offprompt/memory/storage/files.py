@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sqlite3
 import stat
 import threading
 from pathlib import Path
@@ -92,3 +93,21 @@ def disk_bytes(path: Path) -> int:
             with contextlib.suppress(FileNotFoundError):  # deleted while we walk
                 total += os.lstat(os.path.join(root, name)).st_size
     return total
+
+
+def sqlite_used_bytes(path: Path) -> int:
+    """What a SQLite file and its WAL occupy, less the database's free pages (the next writes reuse those)."""
+    if not path.exists():
+        return 0
+    wal = path.with_name(path.name + "-wal")
+    occupied = path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        try:
+            page_size = int(db.execute("PRAGMA page_size").fetchone()[0])
+            free = int(db.execute("PRAGMA freelist_count").fetchone()[0])
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return occupied
+    return max(occupied - page_size * free, 0)

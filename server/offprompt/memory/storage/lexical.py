@@ -262,6 +262,12 @@ class LexicalIndex:
         with self._sql.lock:
             return {ns for (ns,) in self._sql.db.execute("SELECT DISTINCT namespace FROM chunks")}
 
+    def reclaim(self) -> None:
+        # FTS5 deletes only mark entries deleted; merging the segments drops them and frees their pages.
+        with self._sql.transaction() as db:
+            db.execute("INSERT INTO terms(terms) VALUES ('optimize')")
+        self._sql.reclaim()
+
     @staticmethod
     def _drop(db: sqlite3.Connection, where: str, args: tuple[object, ...]) -> None:
         db.execute(f"DELETE FROM terms WHERE rowid IN (SELECT id FROM chunks WHERE {where})", args)

@@ -34,6 +34,12 @@ class SqliteDb:
                 raise
             self.db.execute("COMMIT")
 
+    def reclaim(self) -> None:
+        """Move the write-ahead log into the database and truncate it, so space freed by deletes is counted
+        free (and reused) rather than held by the log."""
+        with self.lock:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         with self.lock:
             self.db.close()

@@ -46,7 +46,7 @@ from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory import chunking
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, StoredItem, Window
 from offprompt.memory.storage.dense import ChromaLocation, DenseIndex, EmbeddingSpec, collection_name
-from offprompt.memory.storage.files import private_dir, write_atomically
+from offprompt.memory.storage.files import disk_bytes, private_dir, sqlite_used_bytes, write_atomically
 from offprompt.memory.storage.lexical import ChunkRecord, LexicalIndex, identifiers
 from offprompt.tokens import TokenIndex, index_tokens
 
@@ -116,7 +116,9 @@ class ChromaTextStorage:
         private_dir(self._raw)
         if location.mode == "persistent" and location.path is None:
             location = ChromaLocation(mode="persistent", path=root / "chroma")
-        self._lexical = LexicalIndex(root / "lexical.sqlite3")
+        self._lexical_path = root / "lexical.sqlite3"
+        self._chroma_path = location.path if location.mode == "persistent" else None
+        self._lexical = LexicalIndex(self._lexical_path)
         self._dense = DenseIndex(memory_name, location, embedding or EmbeddingSpec(), root / "deleted.txt")
         self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
         self._state = threading.Condition()  # guards the pending counts below
@@ -183,6 +185,23 @@ class ChromaTextStorage:
 
     def namespaces(self) -> set[str]:
         return {p.name for p in self._raw.iterdir() if p.is_dir()}
+
+    def reclaim(self) -> None:
+        """After deletes: let the lexical index's log go, so what they freed counts as free."""
+        with self._write_lock:
+            self._lexical.reclaim()
+
+    def index_bytes(self) -> int:
+        """What the search indexes occupy on disk: the lexical index and a persistent Chroma store (SQLite files
+        by their used pages, since free ones are reused)."""
+        total = sqlite_used_bytes(self._lexical_path)
+        if self._chroma_path is not None and self._chroma_path.is_dir():
+            chroma_db = self._chroma_path / "chroma.sqlite3"
+            total += sqlite_used_bytes(chroma_db)
+            total += disk_bytes(self._chroma_path) - disk_bytes(chroma_db)
+            wal = chroma_db.with_name("chroma.sqlite3-wal")
+            total -= disk_bytes(wal) if wal.exists() else 0  # counted with the database
+        return total
 
     # -- reading -------------------------------------------------------------
 
