@@ -129,7 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(args)
         config = _read_config(args)
         settings = config.settings.override(memory_name=args.memory_name, data_dir=args.data_dir)
-        transport = transport_settings(args)
+        transport = transport_settings(
+            args,
+            max_sessions_per_token=settings.max_sessions_per_token,
+            session_idle_seconds=settings.session_idle_seconds,
+        )
         listener = listen(transport)
         memory = open_free(memory_settings(settings))
     except (ConfigError, OffpromptError) as exc:

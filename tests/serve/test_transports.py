@@ -439,3 +439,42 @@ def test_sigterm_stops_the_server_with_status_0_even_with_a_client_connected(tmp
 def test_the_announced_url_names_the_free_port(http_server: Served) -> None:
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", http_server.url)
     assert not http_server.url.endswith(":0/mcp")
+
+
+# -- sessions per token -------------------------------------------------------------------------------------------
+
+
+async def _open_session(http: httpx.AsyncClient, url: str, token: str) -> httpx.Response:
+    return await http.post(url, json=INITIALIZE, headers={**POST_HEADERS, "Authorization": f"Bearer {token}"})
+
+
+async def test_one_token_cannot_take_every_session_and_idle_sessions_close(tmp_path: Path) -> None:
+    env = clean_env(OFFPROMPT_AUTH_TOKEN=f"{ALICE},{BOB}")
+    args = ("--transport", "http", "--max-sessions-per-token", "3", "--session-idle-seconds", "2")
+    with offprompt_serving(tmp_path / "data", *args, env=env) as served:
+        async with httpx.AsyncClient(timeout=30) as http:
+            opened = [await _open_session(http, served.url, ALICE) for _ in range(3)]
+            assert [r.status_code for r in opened] == [200, 200, 200]
+            refused = await _open_session(http, served.url, ALICE)
+            assert refused.status_code == 429
+            assert "already holds 3 open MCP sessions" in refused.text
+            assert "--max-sessions-per-token" in refused.text
+            # Other tokens still get sessions, and Alice's own sessions and session-less requests still work.
+            assert (await _open_session(http, served.url, BOB)).status_code == 200
+            async with session_for(served.url, BOB) as session:
+                assert not (await session.call_tool("memory_list", {})).is_error
+            session_id = opened[0].headers["mcp-session-id"]
+            listed = await http.post(
+                served.url,
+                json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                headers={**POST_HEADERS, "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": session_id},
+            )
+            assert listed.status_code == 200
+            # Idle sessions close by themselves (after 2 s here), and Alice can open sessions again.
+            with anyio.fail_after(60):
+                for _ in range(120):
+                    again = await _open_session(http, served.url, ALICE)
+                    if again.status_code != 429:
+                        break
+                    await anyio.sleep(0.5)
+            assert again.status_code == 200

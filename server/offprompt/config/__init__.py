@@ -126,6 +126,8 @@ class OffpromptSettings(BaseModel):
     call_timeout_seconds: float = Field(default=120, gt=0)  # for servers without their own timeout_seconds
     ttl_days: float | None = Field(default=30, gt=0)  # None: keep forever
     max_bytes: int | None = Field(default=2 * 1024**3, gt=0)  # quota of one memory; None: no quota
+    max_sessions_per_token: int = Field(default=100, gt=0)  # open HTTP sessions one bearer token may hold
+    session_idle_seconds: float = Field(default=600, gt=0)  # an HTTP session without requests this long closes
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
 
