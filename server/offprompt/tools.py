@@ -22,10 +22,30 @@ from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, 
 from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory.catalog import NamespaceRecord
 from offprompt.memory.storage.base import SearchMode
-from offprompt.memory.task_memory import TaskMemory
+from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
 
 DEFAULT_WINDOW = 2000
 MAX_WINDOW = 20000
+#: The most one answer may carry on the wire: the SDK's HTTP client refuses a server-sent event over 1 MiB (and
+#: an SSE client loses its session), so every answer offprompt writes stays under it, base64 included.
+WIRE_LIMIT = 1024 * 1024
+#: What a text window or a blob may take of an answer; the rest is for the envelope and `_meta`.
+PAYLOAD_LIMIT = WIRE_LIMIT - 64 * 1024
+
+
+def base64_size(raw_bytes: int) -> int:
+    return 4 * ((raw_bytes + 2) // 3)
+
+
+def blob_too_big(memory_name: str, namespace: str, item: int, kind: str, raw_bytes: int) -> InvalidArgumentError:
+    """The error for a blob that no single answer can carry: its size, and the ways to get it whole."""
+    return InvalidArgumentError(
+        f"item {item} of {namespace} is {kind} of {raw_bytes:,} bytes ({base64_size(raw_bytes):,} as base64), more "
+        f"than one answer may carry ({PAYLOAD_LIMIT:,} bytes: HTTP clients refuse events over 1 MiB). Get it whole "
+        f"with the command line on the machine offprompt runs on: `offprompt memory cat {namespace} --item {item} "
+        f"-o FILE` (with --memory-name {memory_name}), or read the resource {URI_SCHEME}://{memory_name}/{namespace}/"
+        f"{item} through a client that talks to offprompt over stdio."
+    )
 
 
 class _Args(BaseModel):
@@ -104,6 +124,8 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
     item = memory.item(ns, args.item, owner)
     base = {"artifact_namespace": ns, "item": args.item, "items": len(record.items), "kind": item.kind}
     if item.kind not in TEXT_KINDS:
+        if item.mime_type is not None and base64_size(item.bytes) > PAYLOAD_LIMIT:
+            raise blob_too_big(memory.name, ns, args.item, item.kind, item.bytes)
         artifact = await anyio.to_thread.run_sync(memory.load, ns, args.item, owner)
         if isinstance(artifact, BlobArtifact):
             meta = {**base, "mime_type": artifact.mime_type, "bytes": len(artifact.value)}
@@ -111,7 +133,9 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
             assert isinstance(artifact, ResourceLinkArtifact)
             meta = {**base, "uri": artifact.value}
         return _answer([to_block(artifact)], meta)
-    window = await anyio.to_thread.run_sync(memory.window, ns, args.item, args.offset, args.max_tokens, owner)
+    window = await anyio.to_thread.run_sync(
+        memory.window_within, ns, args.item, args.offset, args.max_tokens, PAYLOAD_LIMIT, owner
+    )
     end = window.next_offset if window.next_offset is not None else window.total_tokens
     where = f"Tokens {window.offset}-{end} of {window.total_tokens} (item {args.item} of {len(record.items)})."
     more = (

@@ -319,6 +319,24 @@ class TaskMemory:
             raise InvalidArgumentError(f"item {item} of {namespace!r} is {found.kind}, not text: load it whole")
         return self.text.window(namespace, item, offset, max_tokens)
 
+    def window_within(
+        self, namespace: str, item: int, offset: int, max_tokens: int, max_bytes: int, owner: str | None = None
+    ) -> Window:
+        """The token window at `offset` of at most `max_tokens` tokens whose text, written as a JSON string, is
+        at most `max_bytes` bytes (never less than one token): what one answer can carry."""
+        window = self.window(namespace, item, offset, max_tokens, owner)
+        if _json_size(window.text) <= max_bytes:
+            return window
+        index = self.text.token_index(namespace, item)
+        budget = max_bytes
+        while True:
+            start = int(index.offsets[offset])
+            end = min(max(index.token_at(start + budget), offset + 1), offset + max_tokens)
+            window = self.text.window(namespace, item, offset, end - offset)
+            if _json_size(window.text) <= max_bytes or end == offset + 1:
+                return window
+            budget //= 2  # escapes (\n, \", \u0001) made it longer than its bytes
+
     def query(
         self,
         query: str,
@@ -453,6 +471,11 @@ def _mostly_base64(artifact: Artifact) -> bool:
         return False
     payloads = base64_strings(artifact.value)
     return bool(payloads) and sum(map(len, payloads)) >= 0.9 * len(artifact.text)
+
+
+def _json_size(text: str) -> int:
+    """Bytes of `text` as a JSON string on the wire (UTF-8, escapes included)."""
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8"))
 
 
 def _indexed(item: ItemRecord) -> bool:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from offprompt.artifacts import Artifact
+from offprompt.tokens import TokenIndex
 
 #: How `query` ranks: by meaning and words together, by meaning (embeddings) only, or by words (BM25) only.
 SearchMode = Literal["hybrid", "dense", "lexical"]
@@ -76,6 +77,10 @@ class TextStorage(Storage, Protocol):
     def store(self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True) -> StoredItem: ...
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window: ...
+
+    def token_index(self, namespace: str, item: int) -> TokenIndex:
+        """Where each token of the stored text starts, in bytes."""
+        ...
 
     def query(
         self,
