@@ -26,7 +26,14 @@ from mcp.client.session import IncomingMessage
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from offprompt.config import HttpServer, OffPrompt, ServerConfig, StdioServer
+from offprompt.config import (
+    HttpServer,
+    OffPrompt,
+    ServerConfig,
+    StdioServer,
+    unknown_tool_entries,
+    unknown_tool_message,
+)
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.proxy.stdio_session import Process, RawProgress, StdioSession, close_process, open_process
 
@@ -108,9 +115,18 @@ def _where(config: ServerConfig) -> str:
 class Downstream:
     """One of the user's MCP servers, as offprompt sees it."""
 
-    def __init__(self, name: str, config: ServerConfig, on_tools_changed: ChangeFn, place: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        config: ServerConfig,
+        on_tools_changed: ChangeFn,
+        place: str = "",
+        tool_places: Mapping[str, str] | None = None,
+    ) -> None:
         self.name = name
         self.config = config
+        self.tool_places = tool_places or {}  # where the config's `tools` entries are: "mcp.json:9: …tools.x"
+        self._warned: set[str] = set()
         self.tools_version = 0
         self._tools: list[mt.Tool] = []
         self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
@@ -132,6 +148,11 @@ class Downstream:
     def tools(self, tools: list[mt.Tool]) -> None:
         self._tools = tools
         self.tools_version += 1
+        for entry, suggestion in unknown_tool_entries(self.config, {t.name for t in tools}):
+            if entry not in self._warned:  # once per entry, not at every relisting
+                self._warned.add(entry)
+                place = self.tool_places.get(entry) or f"mcpServers.{self.name}.tools.{entry}"
+                logger.warning("%s", unknown_tool_message(place, self.name, entry, suggestion))
 
     @property
     def running(self) -> bool:
@@ -336,10 +357,13 @@ class Proxy:
         default_timeout: float | None = 120.0,
         places: Mapping[str, str] | None = None,
         list_wait: float = LIST_WAIT_SECONDS,
+        tool_places: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         places = places or {}
+        tool_places = tool_places or {}
         self.downstreams = {
-            name: Downstream(name, cfg, self._changed, places.get(name, "")) for name, cfg in servers.items()
+            name: Downstream(name, cfg, self._changed, places.get(name, ""), tool_places.get(name))
+            for name, cfg in servers.items()
         }
         self.default_timeout = default_timeout
         self.list_wait = list_wait
