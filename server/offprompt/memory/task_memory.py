@@ -1,8 +1,9 @@
 """Task memory: stores a tool result's artifacts off the prompt and hands back a reference.
 
 The dispatch table maps an artifact type to the storage that keeps it (text
-and JSON to text storage, binaries to blob storage); adding a storage is one
-line. A namespace holds every artifact of one tool result in order, text and
+and JSON to text storage, binaries to blob storage): storing a new artifact
+type elsewhere is one line there. Which storages and indexes a memory has is
+chosen by its settings in `storage/registry.py`. A namespace holds every artifact of one tool result in order, text and
 blobs together. The catalog records where each namespace came from.
 """
 
@@ -38,13 +39,7 @@ from offprompt.artifacts import (
 from offprompt.errors import InvalidArgumentError, NotFoundError, QuotaError
 from offprompt.memory.catalog import BINARY, DUPLICATE_OF, Catalog, ItemRecord, NamespaceRecord
 from offprompt.memory.dirlock import DirectoryLock
-from offprompt.memory.storage import (
-    ChromaLocation,
-    ChromaTextStorage,
-    EmbeddingSpec,
-    FileBlobStorage,
-    MemoryBlobStorage,
-)
+from offprompt.memory.storage import BackendChoice, EmbeddingSpec, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 from offprompt.memory.storage.files import private_dir, secure_and_sweep
 
@@ -180,13 +175,21 @@ class TaskMemory:
             swept = secure_and_sweep(directory)  # held by no one else: every temporary file is a killed write's
             if swept:
                 logger.info("removed %s bytes of half-written files from memory %r", f"{swept:,}", settings.name)
-            location = ChromaLocation(mode=settings.chroma, path=directory / "chroma", url=settings.chroma_url)
-            blobs: Storage = FileBlobStorage(directory / "blobs") if settings.blobs == "file" else MemoryBlobStorage()
+            backends = open_backends(
+                BackendChoice(
+                    directory=directory,
+                    memory_name=settings.name,
+                    blobs=settings.blobs,
+                    vectors=settings.chroma,
+                    vectors_url=settings.chroma_url,
+                    embedding=settings.embedding,
+                )
+            )
             memory = cls(
                 settings.name,
                 Catalog(directory / "catalog.sqlite3"),
-                ChromaTextStorage(directory / "text", settings.name, location, settings.embedding),
-                blobs,
+                backends.text,
+                backends.blobs,
                 ttl_seconds=settings.ttl_seconds,
                 max_bytes=settings.max_bytes,
                 lock=lock,
@@ -209,10 +212,14 @@ class TaskMemory:
     # -- storing ---------------------------------------------------------------
 
     def storage_for(self, artifact: Artifact) -> Storage:
-        for cls in type(artifact).__mro__:
+        return self.storage_for_type(type(artifact))
+
+    def storage_for_type(self, kind: type[Artifact]) -> Storage:
+        """The storage the dispatch table gives this artifact type (or its nearest base in the table)."""
+        for cls in kind.__mro__:
             if cls in self.storages:
                 return self.storages[cls]
-        raise TypeError(f"no storage for {type(artifact).__name__}")
+        raise TypeError(f"no storage for {kind.__name__}")
 
     def store(
         self,
@@ -303,7 +310,7 @@ class TaskMemory:
         """The whole artifact stored as `item` of `namespace`."""
         found = self.item(namespace, item, owner)
         cls = KINDS[found.kind]
-        payload = self.storages[_base_type(cls)].load(namespace, item)
+        payload = self.storage_for_type(cls).load(namespace, item)
         if issubclass(cls, BlobArtifact):
             return cls(value=payload, mime_type=found.mime_type or cls.mime_type, name=found.name, meta=found.meta)
         text = payload.decode("utf-8")
@@ -484,7 +491,3 @@ def _indexed(item: ItemRecord) -> bool:
 
 def _own_bytes(item: ItemRecord) -> int:
     return item.bytes + (4 * (item.tokens + 1) if item.kind in TEXT_KINDS else 0)
-
-
-def _base_type(cls: type[Artifact]) -> type[Artifact]:
-    return BlobArtifact if issubclass(cls, BlobArtifact) else TextArtifact

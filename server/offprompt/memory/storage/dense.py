@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from offprompt.errors import ConfigError, IncompatibleStoreError
-from offprompt.memory.storage.files import FILE_MODE, private_file
+from offprompt.memory.storage.files import FILE_MODE, disk_bytes, private_file, sqlite_used_bytes
 from offprompt.memory.storage.lexical import ChunkRecord
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection as ChromaCollection
 
-__all__ = ["ChromaLocation", "DenseIndex", "EmbeddingSpec", "collection_name"]
+__all__ = ["ChromaDenseIndex", "ChromaLocation", "EmbeddingSpec", "collection_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def collection_name(memory_name: str) -> str:
     return cleaned[:512]
 
 
-class DenseIndex:
+class ChromaDenseIndex:
     """Chunk vectors in one Chroma collection per memory, opened on first use."""
 
     def __init__(self, memory_name: str, location: ChromaLocation, spec: EmbeddingSpec, tombstones: Path) -> None:
@@ -251,6 +251,16 @@ class DenseIndex:
                     f.write(namespace + "\n")
                 return
         self._collection.delete(where={"namespace": namespace})
+
+    def disk_bytes(self) -> int:
+        """A persistent store's files (its SQLite file by used pages); 0 for an ephemeral or remote one."""
+        path = self._location.path
+        if self._location.mode != "persistent" or path is None or not path.is_dir():
+            return 0
+        database = path / "chroma.sqlite3"
+        wal = path / "chroma.sqlite3-wal"
+        others = disk_bytes(path) - disk_bytes(database) - (disk_bytes(wal) if wal.exists() else 0)
+        return sqlite_used_bytes(database) + others
 
     def delete_item(self, namespace: str, item: int) -> None:
         """Drop one item's vectors, e.g. those of an earlier chunking before it is embedded again."""

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from offprompt.memory.storage.files import sqlite_used_bytes
 from offprompt.memory.storage.sqlite_db import SqliteDb
 
-__all__ = ["ChunkRecord", "LexicalHit", "LexicalIndex", "identifiers", "terms"]
+__all__ = ["ChunkRecord", "LexicalHit", "SqliteLexicalIndex", "identifiers", "terms"]
 
 #: Query words too common to say anything; documents keep them.
 _STOPWORD_TEXT = """
@@ -161,11 +162,15 @@ _BM25 = f"bm25(terms, 1.0, {TITLE_WEIGHT}, 0.0)"  # body, title, ns
 _COLUMNS = "c.namespace, c.item, c.chunk, c.start, c.end, c.offset, c.context"
 
 
-class LexicalIndex:
+class SqliteLexicalIndex:
     """Chunks and their terms in one SQLite file; safe to use from several threads."""
 
     def __init__(self, path: Path) -> None:
+        self._path = path
         self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "synchronous = NORMAL"))
+
+    def disk_bytes(self) -> int:
+        return sqlite_used_bytes(self._path)
 
     def add(
         self,

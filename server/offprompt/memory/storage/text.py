@@ -45,12 +45,13 @@ from offprompt.artifacts import Artifact
 from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory import chunking
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, StoredItem, Window
-from offprompt.memory.storage.dense import ChromaLocation, DenseIndex, EmbeddingSpec, collection_name
-from offprompt.memory.storage.files import disk_bytes, private_dir, sqlite_used_bytes, write_atomically
-from offprompt.memory.storage.lexical import ChunkRecord, LexicalIndex, identifiers
+from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
+from offprompt.memory.storage.files import private_dir, write_atomically
+from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
+from offprompt.memory.storage.lexical import ChunkRecord, identifiers
 from offprompt.tokens import TokenIndex, index_tokens
 
-__all__ = ["ChromaLocation", "ChromaTextStorage", "EmbeddingSpec", "collection_name", "searchable"]
+__all__ = ["ChromaLocation", "EmbeddingSpec", "IndexedTextStorage", "collection_name", "searchable"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,20 +107,17 @@ def _fuse(candidates: Sequence[_Candidate]) -> None:
         c.score = DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical
 
 
-class ChromaTextStorage:
-    """Lossless text on disk, a lexical index and a Chroma index of its chunks, built in the background."""
+class IndexedTextStorage:
+    """Lossless text on disk, with a lexical and a dense index of its chunks built in the background.
 
-    def __init__(
-        self, root: Path, memory_name: str, location: ChromaLocation, embedding: EmbeddingSpec | None = None
-    ) -> None:
+    The indexes come from outside (`registry.py` builds them from the settings): SQLite FTS5 and Chroma here.
+    """
+
+    def __init__(self, root: Path, lexical: LexicalIndex, dense: DenseIndex) -> None:
         self._raw = root / "raw"
         private_dir(self._raw)
-        if location.mode == "persistent" and location.path is None:
-            location = ChromaLocation(mode="persistent", path=root / "chroma")
-        self._lexical_path = root / "lexical.sqlite3"
-        self._chroma_path = location.path if location.mode == "persistent" else None
-        self._lexical = LexicalIndex(self._lexical_path)
-        self._dense = DenseIndex(memory_name, location, embedding or EmbeddingSpec(), root / "deleted.txt")
+        self._lexical = lexical
+        self._dense = dense
         self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
         self._state = threading.Condition()  # guards the pending counts below
         self._pending_lexical: dict[str, int] = {}
@@ -192,16 +190,8 @@ class ChromaTextStorage:
             self._lexical.reclaim()
 
     def index_bytes(self) -> int:
-        """What the search indexes occupy on disk: the lexical index and a persistent Chroma store (SQLite files
-        by their used pages, since free ones are reused)."""
-        total = sqlite_used_bytes(self._lexical_path)
-        if self._chroma_path is not None and self._chroma_path.is_dir():
-            chroma_db = self._chroma_path / "chroma.sqlite3"
-            total += sqlite_used_bytes(chroma_db)
-            total += disk_bytes(self._chroma_path) - disk_bytes(chroma_db)
-            wal = chroma_db.with_name("chroma.sqlite3-wal")
-            total -= disk_bytes(wal) if wal.exists() else 0  # counted with the database
-        return total
+        """What the search indexes occupy on this machine's disk (0 for one that lives elsewhere)."""
+        return self._lexical.disk_bytes() + self._dense.disk_bytes()
 
     # -- reading -------------------------------------------------------------
 
@@ -348,6 +338,7 @@ class ChromaTextStorage:
 
     def _get_collection(self) -> Any:
         """The Chroma collection (opened if need be); bench/vectors.py writes pre-computed vectors into it."""
+        assert isinstance(self._dense, ChromaDenseIndex), "only a Chroma dense index has a collection"
         return self._dense.open()
 
     def pending(self, mode: SearchMode = "hybrid") -> set[str]:
