@@ -95,7 +95,11 @@ async def _serve(
         for name, server in config.servers.items()
     }
     proxy = Proxy(
-        config.servers, default_timeout=settings.call_timeout_seconds, places=places, tool_places=tool_places(config)
+        config.servers,
+        default_timeout=settings.call_timeout_seconds,
+        places=places,
+        intent=settings.intent,
+        tool_places=tool_places(config),
     )
     # The tokenizer tables load in the background: start-up stays quick, the first large result doesn't wait.
     threading.Thread(target=tokens.warm_up, name="offprompt-warm-up", daemon=True).start()

@@ -7,6 +7,7 @@
     ├── InvalidArgumentError     a tool argument is out of range (offset, regex, top_k)
     ├── IncompatibleStoreError   a stored collection was built by another embedding function
     ├── QuotaError               a result is bigger than the memory's whole quota (max_bytes)
+    ├── UnknownSecretError       a call's arguments hold a secret handle this caller was not given
     └── DownstreamError          a proxied server failed
         ├── DownstreamUnavailableError   it failed to start, or died
         └── DownstreamTimeoutError       a call took longer than its timeout
@@ -44,6 +45,10 @@ class IncompatibleStoreError(OffpromptError):
 
 class QuotaError(OffpromptError):
     """A result is bigger than the memory's quota, so storing it would evict everything, itself included."""
+
+
+class UnknownSecretError(OffpromptError):
+    """A proxied call's arguments hold a secret handle that is unknown or belongs to another caller."""
 
 
 class DownstreamError(OffpromptError):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -24,7 +24,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, Server
 from pydantic import BaseModel
 
 from offprompt import tokens, tools
-from offprompt.config import OffPrompt
+from offprompt.config import OffPrompt, SecretsMode
 from offprompt.errors import OffpromptError
 from offprompt.memory.siblings import open_free
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
@@ -57,7 +57,10 @@ class OffPromptMiddleware:
         tools: Mapping[str, OffPrompt] | None = None,
         thresholds: Thresholds | None = None,
         preview_tokens: int = 0,
+        outline_tokens: int = 400,
         source: str = "server",
+        secrets: SecretsMode = "redact",
+        pass_secrets: Collection[str] = (),
     ) -> None:
         self._memory = memory if isinstance(memory, TaskMemory) else None
         self._settings = memory if isinstance(memory, MemorySettings) else None
@@ -65,7 +68,11 @@ class OffPromptMiddleware:
         self.off_prompt = off_prompt
         self.tools = dict(tools or {})
         self.source = source
-        self.results = ResultBoundary(self.memory, ResultSettings(thresholds or Thresholds(), preview_tokens))
+        self.secrets = secrets
+        self.pass_secrets = frozenset(pass_secrets)
+        self.results = ResultBoundary(
+            self.memory, ResultSettings(thresholds or Thresholds(), preview_tokens, outline_tokens)
+        )
 
     def memory(self) -> TaskMemory:
         """The memory, opened on first use (it takes the directory lock then, not at import)."""
@@ -77,6 +84,9 @@ class OffPromptMiddleware:
 
     def policy_for(self, tool: str) -> OffPrompt:
         return self.tools.get(tool, self.off_prompt)
+
+    def secrets_for(self, tool: str) -> SecretsMode:
+        return "pass" if tool in self.pass_secrets else self.secrets
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method == "tools/list":
@@ -107,7 +117,13 @@ class OffPromptMiddleware:
                 return mt.CallToolResult(content=[mt.TextContent(text=str(exc))], is_error=True)
             return await tools.call(memory, memory_tool, params.get("arguments"), None)
         arguments = params.get("arguments")
-        site = CallSite(self.source, name, self.policy_for(name), arguments if isinstance(arguments, dict) else None)
+        site = CallSite(
+            self.source,
+            name,
+            self.policy_for(name),
+            arguments if isinstance(arguments, dict) else None,
+            secrets=self.secrets_for(name),
+        )
         made: list[tuple[HandlerResult, mt.CallToolResult]] = []
 
         async def fetch(forwarded: dict[str, Any] | None) -> mt.CallToolResult:
@@ -131,15 +147,25 @@ def wrap(
     threshold_tokens: int = 4000,
     blob_threshold_bytes: int = 256 * 1024,
     preview_tokens: int = 0,
+    outline_tokens: int = 400,
+    secrets: SecretsMode = "redact",
+    pass_secrets: Collection[str] = (),
 ) -> OffPromptMiddleware:
-    """Give `server` off-prompt results and the memory tools; returns the middleware it added."""
+    """Give `server` off-prompt results and the memory tools; returns the middleware it added.
+
+    Known-format secrets in results become handles (`secrets="pass"` turns that off; `pass_secrets` names tools
+    whose results keep theirs), and handles in a call's arguments become their values before the tool runs.
+    """
     middleware = OffPromptMiddleware(
         memory if memory is not None else MemorySettings(),
         off_prompt=off_prompt,
         tools=tools,
         thresholds=Thresholds(tokens=threshold_tokens, blob_bytes=blob_threshold_bytes),
         preview_tokens=preview_tokens,
+        outline_tokens=outline_tokens,
         source=getattr(server, "name", "server"),
+        secrets=secrets,
+        pass_secrets=pass_secrets,
     )
     server.middleware.append(middleware)
     # The tokenizer tables load in the background, so the first large result does not wait for them.

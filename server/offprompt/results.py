@@ -9,7 +9,10 @@ path (`serve/app.py`), the stdio fast lane (`serve/fastlane.py`) and
   crashed answer become an `isError` result that says what to do, and nothing
   of a sensitive (`always`) result is quoted in it or in the log;
 - the decision (`policy.py`) and, when the result goes off the prompt, storing
-  it and answering with its reference.
+  it and answering with its reference;
+- secrets (`secrets/`): handles in the arguments become their values on the
+  way out; known-format secrets in the result become handles on the way back,
+  before anything is stored, unless the tool's `"secrets"` is `"pass"`.
 
 A downstream's protocol error (`MCPError`) is not an answer of a tool: it goes
 back to the client as the JSON-RPC error it was.
@@ -29,11 +32,13 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from offprompt.artifacts import from_result
-from offprompt.config import OffPrompt, OffpromptSettings
+from offprompt.config import OffPrompt, OffpromptSettings, SecretsMode
 from offprompt.errors import OffpromptError
 from offprompt.jsonrpc import dumps
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.policy import Thresholds, decide, passes_by_size
+from offprompt.proxy.intent import INTENT
+from offprompt.secrets import HANDLE_MARK, Redactor, json_may_hold_secret, may_hold_secret, may_hold_secret_in
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +57,9 @@ class CallSite:
     mode: OffPrompt
     arguments: dict[str, Any] | None = None
     owner: str = ""
+    #: The tool's `intent` argument is offprompt's (added to its schema when listed): never forwarded.
+    intent: bool = False
+    secrets: SecretsMode = "redact"
 
     @property
     def source(self) -> str:
@@ -65,15 +73,32 @@ class ResultSettings:
 
     thresholds: Thresholds = field(default_factory=Thresholds)
     preview_tokens: int = 0
+    outline_tokens: int = 400
+    intent: bool = True
 
     @classmethod
     def of(cls, settings: OffpromptSettings) -> ResultSettings:
         thresholds = Thresholds(tokens=settings.threshold_tokens, blob_bytes=settings.blob_threshold_bytes)
-        return cls(thresholds=thresholds, preview_tokens=settings.preview_tokens)
+        return cls(
+            thresholds=thresholds,
+            preview_tokens=settings.preview_tokens,
+            outline_tokens=settings.outline_tokens,
+            intent=settings.intent,
+        )
 
 
 def error_result(message: str) -> mt.CallToolResult:
     return mt.CallToolResult(content=[mt.TextContent(text=message)], is_error=True)
+
+
+def _holds_handle(value: Any) -> bool:
+    if isinstance(value, str):
+        return HANDLE_MARK in value
+    if isinstance(value, dict):
+        return any(_holds_handle(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_handle(item) for item in value)
+    return False
 
 
 def result_json(result: mt.CallToolResult) -> dict[str, Any]:
@@ -86,15 +111,41 @@ def result_json(result: mt.CallToolResult) -> dict[str, Any]:
 class ResultBoundary:
     """Turns downstream answers into client answers; built once per server from the settings."""
 
-    def __init__(self, memory: TaskMemory | MemorySource, settings: ResultSettings | None = None) -> None:
+    def __init__(
+        self,
+        memory: TaskMemory | MemorySource,
+        settings: ResultSettings | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
         self._memory: MemorySource = (lambda: memory) if isinstance(memory, TaskMemory) else memory
         self.settings = settings or ResultSettings()
+        # The secrets table sits in the memory's directory; it opens with the first secret or handle.
+        self.redactor = redactor or Redactor(lambda: self._memory().directory)
 
     # -- the call --------------------------------------------------------------------------------------------
 
     def forwarded_arguments(self, site: CallSite) -> dict[str, Any] | None:
-        """The arguments the downstream gets."""
+        """The arguments the downstream gets: without offprompt's `intent`, and secret handles replaced by their
+        values (for this call only: the catalog keeps the arguments with their handles). Raises
+        `UnknownSecretError` for a handle the caller was not given, so nothing is sent."""
+        arguments = self._tool_arguments(site)
+        if arguments is None or not _holds_handle(arguments):
+            return arguments
+        return self.redactor.substitute(arguments, site.owner)
+
+    @staticmethod
+    def _tool_arguments(site: CallSite) -> dict[str, Any] | None:
+        """The arguments meant for the tool itself: without offprompt's `intent`."""
+        if site.intent and site.arguments and INTENT in site.arguments:
+            return {key: value for key, value in site.arguments.items() if key != INTENT}
         return site.arguments
+
+    def intent_of(self, site: CallSite) -> str | None:
+        """What the model said it wants from the result, when the reference may show passages for it."""
+        if not (site.intent and self.settings.intent and site.mode != "always"):
+            return None  # a sensitive result shows nothing of itself
+        value = (site.arguments or {}).get(INTENT)
+        return value if isinstance(value, str) and value.strip() else None
 
     async def answer(self, site: CallSite, fetch: Fetch) -> mt.CallToolResult:
         """The client's answer as a model (the SDK path and `offprompt.wrap`)."""
@@ -124,7 +175,10 @@ class ResultBoundary:
             return result_json(error_result(f"{site.source} answered with a result that is not an object."))
         body = dumps(raw)
         if passes_by_size(site.mode, raw.get("isError") is True, len(body), self.settings.thresholds):
-            return body
+            if site.secrets == "pass" or not may_hold_secret(body):
+                return body  # the common case: the downstream's bytes, unread
+            redacted = await anyio.to_thread.run_sync(self.redactor.redact_wire, raw, site.owner)
+            return body if redacted is raw else redacted
         result = mt.CallToolResult.model_validate(raw)
         answer = await self.settle(site, result)
         return body if answer is result else result_json(answer)
@@ -132,11 +186,20 @@ class ResultBoundary:
     # -- what the client gets ----------------------------------------------------------------------------------
 
     async def settle(self, site: CallSite, result: mt.CallToolResult) -> mt.CallToolResult:
-        """The result itself, or, when the policy says so, the reference to where it was stored."""
+        """The result itself, or, when the policy says so, the reference to where it was stored; its secrets
+        replaced by handles either way (a stored result is redacted before it is stored)."""
+        if site.secrets == "redact" and may_hold_secret_in(result):
+            result = await anyio.to_thread.run_sync(self.redactor.redact_result, result, site.owner)
         decision = decide(site.mode, result, self.settings.thresholds)
         if not decision.store:
             return result
-        preview = 0 if site.mode == "always" else self.settings.preview_tokens  # a sensitive result shows nothing
+        shown = site.mode != "always"  # a sensitive result shows nothing of itself, not even titles
+        preview = self.settings.preview_tokens if shown else 0
+        outline = self.settings.outline_tokens if shown else 0
+        arguments = self._tool_arguments(site)
+        if site.secrets == "redact" and arguments is not None and json_may_hold_secret(arguments):
+            # memory_list shows the arguments: a secret typed into them is kept out of that answer too
+            arguments = await anyio.to_thread.run_sync(self.redactor.redact_json, arguments, site.owner)
         try:
             memory = await anyio.to_thread.run_sync(self._memory)
             reference = await anyio.to_thread.run_sync(
@@ -144,9 +207,11 @@ class ResultBoundary:
                     memory.store,
                     from_result(result),
                     tool=site.source,
-                    arguments=site.arguments,
+                    arguments=arguments,
                     owner=site.owner,
                     preview_tokens=preview,
+                    outline_tokens=outline,
+                    intent=self.intent_of(site),
                 )
             )
         except OffpromptError as exc:

@@ -181,3 +181,51 @@ async def test_overlapping_calls_of_two_clients_are_refused_never_guessed(memory
     assert asked == []
     assert len(results) == 2
     assert all(r.startswith("refused:") and "cannot tell which of its clients" in r for r in results)
+
+
+# -- logging, completions, subscriptions (server-everything over stdio) ------------------------------------
+
+
+async def test_logs_completions_and_resource_updates_pass_through(tmp_path: Path) -> None:
+    everything = node_peer("@modelcontextprotocol/server-everything/dist/index.js", "stdio")
+    config = tmp_path / "offprompt.json"
+    config.write_text(json.dumps({"mcpServers": {"everything": everything}}))
+    command, *args = offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data"))
+    logged: list[mt.LoggingMessageNotificationParams] = []
+    updated: list[str] = []
+    got_log, got_update = anyio.Event(), anyio.Event()
+
+    async def on_log(params: mt.LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+        got_log.set()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, mt.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+            got_update.set()
+
+    params = StdioServerParameters(command=command, args=args, env=subprocess_env())
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, logging_callback=on_log, message_handler=on_message) as client,
+    ):
+        await client.initialize()
+        completion = await client.complete(
+            mt.PromptReference(name="everything__completable-prompt"), {"name": "department", "value": "Eng"}
+        )
+        assert completion.completion.values == ["Engineering"]
+
+        await client.set_logging_level("debug")
+        await client.call_tool("everything__toggle-simulated-logging", {})
+        with anyio.fail_after(30):  # a hang guard: it sends one every 5 s
+            await got_log.wait()
+        assert logged[0].logger is not None
+        assert logged[0].logger.startswith("everything")
+
+        resources = (await client.list_resources()).resources
+        uri = str(resources[0].uri)
+        await client.subscribe_resource(uri)
+        await client.call_tool("everything__toggle-subscriber-updates", {})
+        with anyio.fail_after(30):
+            await got_update.wait()
+        assert updated[0] == uri

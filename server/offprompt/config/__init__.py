@@ -41,6 +41,7 @@ __all__ = [
     "LoadedConfig",
     "OffPrompt",
     "OffpromptSettings",
+    "SecretsMode",
     "ServerConfig",
     "StdioServer",
     "ToolPolicy",
@@ -50,6 +51,8 @@ __all__ = [
 ]
 
 OffPrompt: TypeAlias = Literal["auto", "always", "never"]
+#: What happens to known-format secrets in a tool's results: replaced by handles, or passed as they are.
+SecretsMode: TypeAlias = Literal["redact", "pass"]
 Transport: TypeAlias = Literal["streamable_http", "sse"]
 
 _MEMORY_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?")
@@ -122,6 +125,8 @@ class OffpromptSettings(BaseModel):
     data_dir: Path | None = None  # None: the platform's user data directory
     threshold_tokens: int = Field(default=4000, gt=0)  # clients warn at 10k tokens; stay well below
     preview_tokens: int = Field(default=0, ge=0)  # 0: the reference carries no preview
+    outline_tokens: int = Field(default=400, ge=0)  # of a stored text's outline in its reference; 0: none
+    intent: bool = True  # proxied tools take an `intent`; a stored result's reference shows passages for it
     blob_threshold_bytes: int = Field(default=256 * 1024, ge=0)  # under "auto", a bigger image/blob is stored
     call_timeout_seconds: float = Field(default=120, gt=0)  # for servers without their own timeout_seconds
     ttl_days: float | None = Field(default=30, gt=0)  # None: keep forever
@@ -176,12 +181,14 @@ class ToolPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     off_prompt: OffPrompt | None = None
+    secrets: SecretsMode | None = None
 
 
 class _ServerBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     off_prompt: OffPrompt = "auto"
+    secrets: SecretsMode = "redact"  # "pass" for a tool whose job is to show a secret to the user
     tools: dict[str, ToolPolicy] = Field(default_factory=dict)  # keyed by the downstream tool name
     timeout_seconds: float | None = Field(default=None, gt=0)  # None: offprompt.call_timeout_seconds
     disabled: bool = False
@@ -193,6 +200,13 @@ class _ServerBase(BaseModel):
         if tool is not None and tool.off_prompt is not None:
             return tool.off_prompt
         return self.off_prompt
+
+    def secrets_for(self, tool_name: str) -> SecretsMode:
+        """The tool's own `secrets` if set, else the server's."""
+        tool = self.tools.get(tool_name)
+        if tool is not None and tool.secrets is not None:
+            return tool.secrets
+        return self.secrets
 
 
 class StdioServer(_ServerBase):

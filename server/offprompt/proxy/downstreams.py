@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 from offprompt.config import (
     OffPrompt,
+    SecretsMode,
     ServerConfig,
     StdioServer,
     unknown_tool_entries,
@@ -33,6 +34,7 @@ from offprompt.config import (
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
 from offprompt.proxy.client_features import Callers, ClientChannel
+from offprompt.proxy.intent import with_intent
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
 from offprompt.proxy.stdio_session import RawProgress, StdioSession
 
@@ -54,6 +56,9 @@ Listing = Literal["tools", "prompts", "resources"]
 EVERY_LISTING: tuple[Listing, ...] = ("tools", "prompts", "resources")
 TOOLS_LISTING: tuple[Listing, ...] = ("tools",)
 ChangeFn = Callable[[Collection[Listing]], Awaitable[None]]
+#: A downstream notification for the clients: the server's name, the method, its params.
+RelayFn = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+RELAYED_NOTIFICATIONS = frozenset({"notifications/message", "notifications/resources/updated"})
 
 
 def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
@@ -89,6 +94,7 @@ class Downstream:
         self.callers = Callers(name, config.roots)  # who answers the server's sampling, elicitation and roots
         self.tool_places = tool_places or {}  # where the config's `tools` entries are: "mcp.json:9: …tools.x"
         self._warned: set[str] = set()
+        self.on_relay: RelayFn | None = None  # the server's log messages and resource updates, for the clients
         self.tools_version = 0
         self._tools: list[mt.Tool] = []
         self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
@@ -178,6 +184,8 @@ class Downstream:
         if method == "notifications/tools/list_changed" and self._session is not None:
             self.tools = await _list_all_tools(self._session)
             await self._on_tools_changed(TOOLS_LISTING)
+        elif method in RELAYED_NOTIFICATIONS and self.on_relay is not None:
+            await self.on_relay(self.name, method, params)
 
     async def call(
         self,
@@ -296,6 +304,7 @@ class Proxy:
         places: Mapping[str, str] | None = None,
         list_wait: float = LIST_WAIT_SECONDS,
         connect: Connect = open_session,
+        intent: bool = False,
         tool_places: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         """`connect` opens a session to one server (`openers.open_session` by default: a subprocess or HTTP);
@@ -311,10 +320,16 @@ class Proxy:
         self._listed_early = False  # a listing went out while servers were still starting
         self._started_at = 0.0
         self.listeners: list[ChangeFn] = []
+        self.relays: list[RelayFn] = []  # who hears the downstreams' log messages and resource updates
+        for downstream in self.downstreams.values():
+            downstream.on_relay = self._relay
+        self._template_owner: dict[str, str] = {}
         self._tg: TaskGroup | None = None
         self._first_start: anyio.Event = anyio.Event()
         self._one_started = anyio.Event()  # set, and replaced, each time a server's first start ends
         self._resource_owner: dict[str, str] = {}
+        self.intent = intent  # each tool gets offprompt's `intent` argument (see intent.py)
+        self._with_intent: set[Route] = set()
         self._routes: dict[str, Route] = {}
         self._listed: list[mt.Tool] = []
         self._routes_version: tuple[int, ...] = ()
@@ -379,6 +394,10 @@ class Proxy:
         for listener in self.listeners:
             await listener(listings)
 
+    async def _relay(self, server: str, method: str, params: dict[str, Any]) -> None:
+        for relay in self.relays:
+            await relay(server, method, params)
+
     def routes(self) -> dict[str, Route]:
         """Public tool name → server and tool; rebuilt when a downstream's tool list changes."""
         self._refresh()
@@ -390,14 +409,26 @@ class Proxy:
             return
         routes: dict[str, Route] = {}
         listed: list[mt.Tool] = []
+        intent_routes: set[Route] = set()
         for name, downstream in self.downstreams.items():
             for tool in downstream.tools:
                 public = public_name(name, tool.name)
                 if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
                     public = public_name(name, tool.name, force_hash=True)
-                routes[public] = Route(name, tool.name)
-                listed.append(tool.model_copy(update={"name": public, "output_schema": None}))
+                route = routes[public] = Route(name, tool.name)
+                update: dict[str, Any] = {"name": public, "output_schema": None}
+                schema = with_intent(tool.input_schema) if self.intent else None
+                if schema is not None:
+                    update["input_schema"] = schema
+                    intent_routes.add(route)
+                listed.append(tool.model_copy(update=update))
         self._routes, self._listed, self._routes_version = routes, listed, version
+        self._with_intent = intent_routes
+
+    def takes_intent(self, route: Route) -> bool:
+        """Whether the tool's `intent` argument is offprompt's, to be taken out before the call is forwarded."""
+        self._refresh()
+        return route in self._with_intent
 
     @property
     def is_ready(self) -> bool:
@@ -497,6 +528,8 @@ class Proxy:
     async def list_resource_templates(self) -> list[mt.ResourceTemplate]:
         async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
             templates = (await session.list_resource_templates()).resource_templates
+            for template in templates:
+                self._template_owner[template.uri_template] = downstream.name
             return [t.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{t.name}"}) for t in templates]
 
         return await self._gather("resources", fetch)
@@ -511,8 +544,45 @@ class Proxy:
                 last = exc
         raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
 
+    async def set_logging_level(self, level: mt.LoggingLevel) -> None:
+        """Pass the client's log level on to every server that logs."""
+        for downstream, session in await self._sessions("logging"):
+            try:
+                await session.set_logging_level(level)
+            except MCPError as exc:
+                logger.warning('"%s" refused logging level %s: %s', downstream.name, level, exc.message)
+
+    async def complete(
+        self, ref: mt.PromptReference | mt.ResourceTemplateReference, argument: dict[str, str], context: dict[str, str]
+    ) -> mt.Completion:
+        """Completions from the server that owns the prompt (by its public name) or the resource template."""
+        for downstream, session in await self._sessions("completions"):
+            if isinstance(ref, mt.PromptReference):
+                prompts = (await session.list_prompts()).prompts if _capable(session, "prompts") else []
+                own = [p.name for p in prompts if public_name(downstream.name, p.name) == ref.name]
+                if not own:
+                    continue
+                ref = mt.PromptReference(name=own[0])
+            elif self._template_owner.get(ref.uri) not in (None, downstream.name):
+                continue
+            return (await session.complete(ref, argument, context or None)).completion
+        return mt.Completion(values=[])
+
+    async def subscribe(self, uri: str, subscribe: bool) -> str:
+        """Subscribe to (or unsubscribe from) a resource at the server that listed it; that server's name."""
+        owner = self._resource_owner.get(uri)
+        for downstream, session in await self._sessions("resources", first=owner):
+            if owner not in (None, downstream.name):
+                continue
+            await (session.subscribe_resource(uri) if subscribe else session.unsubscribe_resource(uri))
+            return downstream.name
+        raise MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
+
     def policy(self, route: Route) -> OffPrompt:
         return self.downstreams[route.server].config.policy_for(route.tool)
+
+    def secrets(self, route: Route) -> SecretsMode:
+        return self.downstreams[route.server].config.secrets_for(route.tool)
 
     def timeout(self, route: Route) -> float | None:
         return self.downstreams[route.server].config.timeout_seconds or self.default_timeout

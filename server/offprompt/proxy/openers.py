@@ -52,6 +52,19 @@ class McpSession(Protocol):
 
     async def send_roots_list_changed(self) -> None: ...
 
+    async def set_logging_level(self, level: mt.LoggingLevel) -> Any: ...
+
+    async def complete(
+        self,
+        ref: mt.ResourceTemplateReference | mt.PromptReference,
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> mt.CompleteResult: ...
+
+    async def subscribe_resource(self, uri: str) -> Any: ...
+
+    async def unsubscribe_resource(self, uri: str) -> Any: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Hooks:
@@ -78,8 +91,9 @@ async def open_session(name: str, config: ServerConfig, hooks: Hooks) -> AsyncIt
     assert isinstance(config, HttpServer)
 
     async def on_message(message: IncomingMessage) -> None:
-        if isinstance(message, mt.ToolListChangedNotification):
-            await hooks.on_notification("notifications/tools/list_changed", {})
+        if isinstance(message, mt.ToolListChangedNotification | mt.ResourceUpdatedNotification):
+            params = message.params.model_dump(mode="json", by_alias=True, exclude_none=True) if message.params else {}
+            await hooks.on_notification(message.method, params)
 
     async with AsyncExitStack() as stack:
         read, write = await stack.enter_async_context(_http_transport(config))
@@ -112,7 +126,15 @@ def client_callbacks(hooks: Hooks) -> dict[str, Any]:
     async def roots(context: Any) -> Any:
         return await relay("roots/list", None, mt.ListRootsResult)
 
-    return {"sampling_callback": sampling, "elicitation_callback": elicitation, "list_roots_callback": roots}
+    async def log(params: mt.LoggingMessageNotificationParams) -> None:
+        await hooks.on_notification("notifications/message", params.model_dump(mode="json", exclude_none=True))
+
+    return {
+        "sampling_callback": sampling,
+        "elicitation_callback": elicitation,
+        "list_roots_callback": roots,
+        "logging_callback": log,
+    }
 
 
 @asynccontextmanager

@@ -238,6 +238,26 @@ class StdioSession:
     async def send_roots_list_changed(self) -> None:
         await self._send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
 
+    async def set_logging_level(self, level: mt.LoggingLevel) -> dict[str, Any]:
+        return await self.request("logging/setLevel", {"level": level})
+
+    async def complete(
+        self,
+        ref: mt.ResourceTemplateReference | mt.PromptReference,
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> mt.CompleteResult:
+        params: dict[str, Any] = {"ref": ref.model_dump(mode="json", by_alias=True), "argument": argument}
+        if context_arguments:
+            params["context"] = {"arguments": context_arguments}
+        return mt.CompleteResult.model_validate(await self.request("completion/complete", params))
+
+    async def subscribe_resource(self, uri: str) -> dict[str, Any]:
+        return await self.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe_resource(self, uri: str) -> dict[str, Any]:
+        return await self.request("resources/unsubscribe", {"uri": uri})
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, *, progress_callback: Any = None
     ) -> mt.CallToolResult:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import warnings
 import weakref
 from collections.abc import Collection
 from typing import Any
@@ -16,7 +17,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
@@ -127,8 +128,26 @@ def build_server(
             except Exception:  # a client that went away
                 logger.debug("could not notify a connection of changed lists", exc_info=True)
 
+    # Which connections subscribed to a downstream resource, by URI.
+    subscribers: dict[str, weakref.WeakSet[Any]] = {}
+
+    async def relay(server: str, method: str, params: dict[str, Any]) -> None:
+        """A downstream's log message (its logger named by its server) or resource update, to the clients."""
+        if method == "notifications/message":
+            logger_name = params.get("logger")
+            params = {**params, "logger": f"{server}.{logger_name}" if logger_name else server}
+            targets = list(connections)
+        else:
+            targets = list(subscribers.get(str(params.get("uri")), ()))
+        for connection in targets:
+            try:
+                await connection.notify(method, params)
+            except Exception:  # a client that went away
+                logger.debug("could not relay %s to a connection", method, exc_info=True)
+
     if proxy is not None:
         proxy.listeners.append(announce)
+        proxy.relays.append(relay)
 
     async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
         remember(ctx)
@@ -142,7 +161,15 @@ def build_server(
         route = await proxy.route(params.name)
         if route is None:
             raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
-        site = CallSite(route.server, route.tool, proxy.policy(route), params.arguments, owner_of(ctx) or "")
+        site = CallSite(
+            route.server,
+            route.tool,
+            proxy.policy(route),
+            params.arguments,
+            owner_of(ctx) or "",
+            intent=proxy.takes_intent(route),
+            secrets=proxy.secrets(route),
+        )
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
             return (await proxy.call(params.name, arguments, _progress_forwarder(ctx), SessionChannel(ctx)))[1]
@@ -215,19 +242,58 @@ def build_server(
                 mt.INVALID_PARAMS, f"Unknown prompt: {params.name}. Call prompts/list to see them."
             ) from None
 
-    return OffpromptServer(
-        "offprompt",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_subscriptions_listen=ListenHandler(bus),
-    )
+    async def set_logging_level(ctx: Ctx, params: mt.SetLevelRequestParams) -> mt.EmptyResult:
+        remember(ctx)
+        if proxy is not None:
+            await proxy.set_logging_level(params.level)
+        return mt.EmptyResult()
+
+    async def complete(ctx: Ctx, params: mt.CompleteRequestParams) -> mt.CompleteResult:
+        if proxy is None:
+            return mt.CompleteResult(completion=mt.Completion(values=[]))
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        context = dict(params.context.arguments or {}) if params.context is not None else {}
+        return mt.CompleteResult(completion=await proxy.complete(params.ref, argument, context))
+
+    async def subscribe(ctx: Ctx, params: mt.SubscribeRequestParams) -> mt.EmptyResult:
+        uri = str(params.uri)
+        if proxy is None or uri.startswith(f"{URI_SCHEME}://"):
+            raise MCPError(mt.INVALID_PARAMS, f"{uri} does not change: there is nothing to subscribe to")
+        await proxy.subscribe(uri, subscribe=True)
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None:
+            subscribers.setdefault(uri, weakref.WeakSet()).add(connection)
+        return mt.EmptyResult()
+
+    async def unsubscribe(ctx: Ctx, params: mt.UnsubscribeRequestParams) -> mt.EmptyResult:
+        uri = str(params.uri)
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None:
+            subscribers.get(uri, weakref.WeakSet()).discard(connection)
+        if proxy is not None and not subscribers.get(uri):
+            await proxy.subscribe(uri, subscribe=False)
+        return mt.EmptyResult()
+
+    # Logging is deprecated at 2026-07-28 (SEP-2577) and current for the 2025-era clients offprompt serves.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The logging capability is deprecated", MCPDeprecationWarning)
+        return OffpromptServer(
+            "offprompt",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=read_resource,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
+            on_subscriptions_listen=ListenHandler(bus),
+            on_set_logging_level=set_logging_level,
+            on_completion=complete,
+            on_subscribe_resource=subscribe,
+            on_unsubscribe_resource=unsubscribe,
+        )
 
 
 def _read_memory_uri(memory: TaskMemory, uri: str, owner: str | None, over_http: bool) -> mt.ReadResourceResult:

@@ -1,0 +1,69 @@
+"""Detection over the corpus: every secret caught with its kind, every look-alike left alone."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from offprompt.secrets import find_secrets, may_hold_secret
+from tests.secrets.corpus import LOOKALIKES, SECRETS, Case
+
+
+def test_the_corpus_is_as_large_as_promised() -> None:
+    kinds = {kind for case in SECRETS for kind, _ in case.secrets}
+    assert len(SECRETS) >= 20
+    assert len(kinds) >= 20
+    assert len(LOOKALIKES) >= 20
+
+
+@pytest.mark.parametrize("case", SECRETS, ids=lambda case: case.name)
+def test_each_secret_is_found_with_its_kind(case: Case) -> None:
+    found = {(finding.kind, finding.value) for finding in find_secrets(case.text)}
+    assert found == set(case.secrets)
+
+
+@pytest.mark.parametrize("case", LOOKALIKES, ids=lambda case: case.name)
+def test_look_alikes_are_not_secrets(case: Case) -> None:
+    assert find_secrets(case.text) == []
+
+
+def test_findings_are_spans_of_the_text() -> None:
+    text = "\n".join(case.text for case in SECRETS)
+    findings = find_secrets(text)
+    assert [text[f.start : f.end] for f in findings] == [f.value for f in findings]
+    assert all(a.end <= b.start for a, b in itertools.pairwise(findings))
+
+
+def test_a_result_with_no_candidate_is_ruled_out_by_the_prefilter() -> None:
+    tiny = b'{"content":[{"type":"text","text":"2026-11-30T12:00:00+00:00"}],"isError":false}'
+    assert not may_hold_secret(tiny)
+    assert not may_hold_secret(tiny * 200)  # the long-text branch
+    assert may_hold_secret(b'{"text":"GITHUB_TOKEN=ghp_..."}')
+    assert may_hold_secret(("x" * 5000 + "-----BEGIN RSA PRIVATE KEY-----").encode())
+
+
+def test_a_secret_in_a_key_value_is_named_by_its_format_not_its_key() -> None:
+    token = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
+    assert [(f.kind, f.value) for f in find_secrets(f'password: "{token}"')] == [("github-token", token)]
+    assert [(f.kind, f.value) for f in find_secrets(f"https://x:{token}@github.com/a/b")] == [("github-token", token)]
+
+
+def test_handles_are_not_taken_for_secrets() -> None:
+    assert find_secrets("secret: ⟦secret:k7f3q2ab9x aws-secret-key⟧ and password=⟦secret:aaaabbbbcc password⟧") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "-----BEGIN RSA PRIVATE KEY-----" + "A" * 200_000,  # no END line
+        "eyJ" + "a" * 100_000 + ".eyJ" + "b" * 100_000,  # a JWT that never ends
+        "password=" * 50_000,
+        "://" + ":" * 100_000 + "@",
+        'key: "' + "\\" * 100_000,
+    ],
+    ids=["pem-without-end", "endless-jwt", "repeated-keys", "colons", "backslashes"],
+)
+def test_hostile_inputs_finish(text: str) -> None:
+    """Every pattern is bounded: these would take minutes with an unbounded or nested quantifier."""
+    find_secrets(text)

@@ -1,0 +1,49 @@
+"""A stdio MCP server that records the arguments of every tool call it gets, to check what offprompt forwards.
+
+    python tests/servers/recording.py RECORD_FILE
+
+Each call appends one JSON line `{"tool": ..., "arguments": ...}` to RECORD_FILE. `echo` and `show` return their
+text unchanged (the config marks `show` as one whose secrets pass); `use` answers "done".
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+RECORD = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("recorded.jsonl")
+server = MCPServer("recording")
+
+
+def _record(tool: str, arguments: dict[str, Any]) -> None:
+    with RECORD.open("a") as out:
+        out.write(json.dumps({"tool": tool, "arguments": arguments}) + "\n")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    _record("echo", {"text": text})
+    return text
+
+
+@server.tool()
+def show(text: str) -> str:
+    """Return the text unchanged (its secrets are meant for the user)."""
+    _record("show", {"text": text})
+    return text
+
+
+@server.tool()
+def use(url: str, headers: dict[str, str], notes: list[str]) -> str:
+    """Pretend to call an API with these credentials."""
+    _record("use", {"url": url, "headers": headers, "notes": notes})
+    return "done"
+
+
+if __name__ == "__main__":
+    server.run()
