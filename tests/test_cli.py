@@ -67,7 +67,55 @@ async def test_an_unreachable_server_is_named_with_its_place_in_the_config(tmp_p
 def test_check_reports_every_problem_with_its_line(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     config.write_text('{\n  "mcpServers": {\n    "fs": {"comand": "npx"},\n    "ok": {"command": "python3"}\n  }\n}\n')
-    run = subprocess.run(offprompt_command("check", "--config", str(config)), capture_output=True, text=True)
+    run = subprocess.run(
+        offprompt_command("check", "--config", str(config), "--no-start"), capture_output=True, text=True
+    )
     assert run.returncode == 1
     assert f"{config}:3: mcpServers.fs.comand: unknown key 'comand'" in run.stdout
     assert "1 servers ready, 1 with problems" in run.stdout
+
+
+TIME_SERVER = str(Path(sys.executable).with_name("mcp-server-time"))
+
+
+def _config_with_a_typo(tmp_path: Path) -> Path:
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        '{\n  "mcpServers": {\n    "time": {\n'
+        f'      "command": "{TIME_SERVER}",\n'
+        '      "tools": {\n        "get_curent_time": {"off_prompt": "always"}\n      }\n    }\n  }\n}\n'
+    )
+    return config
+
+
+def test_check_starts_the_servers_and_reports_a_tool_entry_that_names_no_tool(tmp_path: Path) -> None:
+    # A typo in a per-tool entry silently left the real tool on "auto": its secrets went into the prompt.
+    config = _config_with_a_typo(tmp_path)
+    run = subprocess.run(offprompt_command("check", "--config", str(config)), capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "time: 2 tools: get_current_time, convert_time" in run.stdout
+    assert (
+        f'{config}:6: mcpServers.time.tools.get_curent_time: MCP server "time" has no tool "get_curent_time", '
+        'so this entry applies to nothing; did you mean "get_current_time"?'
+    ) in run.stdout
+    quick = subprocess.run(
+        offprompt_command("check", "--config", str(config), "--no-start"), capture_output=True, text=True
+    )
+    assert quick.returncode == 0
+    assert "tools:" not in quick.stdout
+
+
+async def test_serve_warns_on_stderr_of_a_tool_entry_that_names_no_tool(tmp_path: Path) -> None:
+    config = _config_with_a_typo(tmp_path)
+    command, *args = offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data"))
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as errlog:
+        params = StdioServerParameters(command=command, args=args, env=subprocess_env())
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            assert "time__get_current_time" in {t.name for t in (await session.list_tools()).tools}
+    warnings = [line for line in log.read_text().splitlines() if "get_curent_time" in line]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("offprompt WARNING: ")
+    assert f"{config}:6: mcpServers.time.tools.get_curent_time" in warnings[0]
+    assert 'did you mean "get_current_time"?' in warnings[0]

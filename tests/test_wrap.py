@@ -64,3 +64,16 @@ async def test_wrapped_server_stores_large_and_sensitive_results(memory: TaskMem
         first = loaded.content[0]
         assert isinstance(first, mt.TextContent)
         assert first.text == "correct horse battery staple"
+
+
+async def test_a_result_bigger_than_the_quota_is_an_error_that_says_how_to_raise_it(memory: TaskMemory) -> None:
+    memory.max_bytes = 20_000
+    async with Client(build(memory)) as client:
+        big = await client.call_tool("tail", {"lines": 2000})  # ~62 KB of log, over the whole quota
+        assert big.is_error
+        block = big.content[0]
+        assert isinstance(block, mt.TextContent)
+        assert "more than this memory's whole quota (max_bytes 20,000)" in block.text
+        assert '"max_bytes": N' in block.text
+        listed = await client.call_tool("memory_list", {})
+        assert meta(listed)["namespaces"] == []  # no reference was handed out, none can die

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -252,6 +253,27 @@ def to_result(artifacts: Sequence[Artifact], *, is_error: bool = False) -> mt.Ca
         else:
             content.append(to_block(artifact))
     return mt.CallToolResult(content=content, structured_content=structured, is_error=is_error)
+
+
+#: A string at least this long made only of base64 characters is a binary payload, not text to search.
+BASE64_MIN_CHARS = 1024
+_BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")  # one character class: linear in the string's length
+
+
+def base64_strings(value: JsonValue) -> list[str]:
+    """The long base64 strings anywhere in a JSON value (an image's data repeated in structuredContent)."""
+    found: list[str] = []
+    stack = [value]
+    while stack:  # iterative: a deeply nested value must not exhaust the stack
+        current = stack.pop()
+        if isinstance(current, str):
+            if len(current) >= BASE64_MIN_CHARS and _BASE64.fullmatch(current):
+                found.append(current)
+        elif isinstance(current, dict):
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+    return found
 
 
 def flatten(artifacts: Sequence[Artifact]) -> list[Artifact]:

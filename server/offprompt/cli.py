@@ -20,7 +20,14 @@ from offprompt import tokens
 from offprompt._version import __version__
 from offprompt.commands import parsers
 from offprompt.commands.common import memory_settings
-from offprompt.config import LoadedConfig, OffpromptSettings, StdioServer, load_config
+from offprompt.config import (
+    LoadedConfig,
+    OffpromptSettings,
+    StdioServer,
+    load_config,
+    unknown_tool_entries,
+    unknown_tool_message,
+)
 from offprompt.errors import ConfigError, OffpromptError
 from offprompt.memory.siblings import open_free
 from offprompt.memory.task_memory import TaskMemory, default_data_dir
@@ -54,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     add_transport_arguments(serve)
     check = commands.add_parser("check", help="read a config file and report every problem in it")
     check.add_argument("--config", type=Path, required=True)
+    check.add_argument(
+        "--no-start", action="store_true", help="only read the file: do not start the servers to check their tools"
+    )
     parsers.add(commands)
     return parser
 
@@ -88,7 +98,13 @@ async def _serve(
         name: config.place(name, "command" if isinstance(server, StdioServer) else "url")
         for name, server in config.servers.items()
     }
-    proxy = Proxy(config.servers, default_timeout=settings.call_timeout_seconds, places=places, intent=settings.intent)
+    proxy = Proxy(
+        config.servers,
+        default_timeout=settings.call_timeout_seconds,
+        places=places,
+        intent=settings.intent,
+        tool_places=tool_places(config),
+    )
     # The tokenizer tables load in the background: start-up stays quick, the first large result doesn't wait.
     threading.Thread(target=tokens.warm_up, name="offprompt-warm-up", daemon=True).start()
     async with proxy.running():
@@ -128,6 +144,14 @@ async def _announce_stdio(memory: TaskMemory, settings: OffpromptSettings, proxy
     )
 
 
+def tool_places(config: LoadedConfig) -> dict[str, dict[str, str]]:
+    """Where each server's per-tool entries are in the file, to name them in a warning."""
+    return {
+        name: {entry: config.place(name, "tools", entry) for entry in server.tools}
+        for name, server in config.servers.items()
+    }
+
+
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
     if sys.platform == "win32":
         return
@@ -144,8 +168,38 @@ def _check(args: argparse.Namespace) -> int:
         print(f"warning: {warning}")
     for name, problem in config.problems.items():
         print(f"{name}: {problem}")
+    unknown = 0
+    if not args.no_start and config.servers:
+        unknown = anyio.run(_check_tools, config)
     print(f"{len(config.servers)} servers ready, {len(config.problems)} with problems, {len(config.disabled)} disabled")
-    return 1 if config.problems else 0
+    return 1 if config.problems or unknown else 0
+
+
+async def _check_tools(config: LoadedConfig) -> int:
+    """Start every server, show its tools, and report per-tool entries that name none of them; their count."""
+    from offprompt.proxy.downstreams import Proxy
+
+    logging.getLogger("offprompt").setLevel(logging.ERROR)  # the report below says it once, in order
+    unknown = 0
+    proxy = Proxy(config.servers, places={n: config.place(n) for n in config.servers})
+    async with proxy.running():
+        await proxy.ready()
+        for name, downstream in proxy.downstreams.items():
+            if not downstream.running:
+                print(f"{name}: did not start: {downstream.error or 'no answer in time'}")
+                continue
+            names = [t.name for t in downstream.tools]
+            shown = ", ".join(names[:_SHOWN_TOOLS]) + (
+                f", … ({len(names)} in all)" if len(names) > _SHOWN_TOOLS else ""
+            )
+            print(f"{name}: {len(names)} tools: {shown}")
+            for entry, suggestion in unknown_tool_entries(downstream.config, names):
+                print(unknown_tool_message(config.place(name, "tools", entry), name, entry, suggestion))
+                unknown += 1
+    return unknown
+
+
+_SHOWN_TOOLS = 12
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -203,7 +257,11 @@ def _run_serve(args: argparse.Namespace, ephemeral: str | None) -> int:
             preview_tokens=args.preview_tokens,
             ttl_days=args.ttl_days,
         )
-        transport = transport_settings(args)
+        transport = transport_settings(
+            args,
+            max_sessions_per_token=settings.max_sessions_per_token,
+            session_idle_seconds=settings.session_idle_seconds,
+        )
         listener = listen(transport)
         memory = open_free(memory_settings(settings))
     except (ConfigError, OffpromptError) as exc:

@@ -7,6 +7,7 @@
     ├── InvalidArgumentError     a tool argument is out of range (offset, regex, top_k, a jq expression)
     ├── LimitExceededError       a jq expression ran past its time, output or memory limit
     ├── IncompatibleStoreError   a stored collection was built by another embedding function
+    ├── QuotaError               a result is bigger than the memory's whole quota (max_bytes)
     ├── UnknownSecretError       a call's arguments hold a secret handle this caller was not given
     └── DownstreamError          a proxied server failed
         ├── DownstreamUnavailableError   it failed to start, or died
@@ -45,6 +46,10 @@ class LimitExceededError(OffpromptError):
 
 class IncompatibleStoreError(OffpromptError):
     """The stored vectors were made by a different embedding function than the one configured."""
+
+
+class QuotaError(OffpromptError):
+    """A result is bigger than the memory's quota, so storing it would evict everything, itself included."""
 
 
 class UnknownSecretError(OffpromptError):

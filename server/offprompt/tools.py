@@ -25,13 +25,33 @@ from offprompt.memory.catalog import NamespaceRecord
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.select import page
 from offprompt.memory.storage.base import SearchMode
-from offprompt.memory.task_memory import TaskMemory
+from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
 from offprompt.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_WINDOW = 2000
 MAX_WINDOW = 20000
+#: The most one answer may carry on the wire: the SDK's HTTP client refuses a server-sent event over 1 MiB (and
+#: an SSE client loses its session), so every answer offprompt writes stays under it, base64 included.
+WIRE_LIMIT = 1024 * 1024
+#: What a text window or a blob may take of an answer; the rest is for the envelope and `_meta`.
+PAYLOAD_LIMIT = WIRE_LIMIT - 64 * 1024
+
+
+def base64_size(raw_bytes: int) -> int:
+    return 4 * ((raw_bytes + 2) // 3)
+
+
+def blob_too_big(memory_name: str, namespace: str, item: int, kind: str, raw_bytes: int) -> InvalidArgumentError:
+    """The error for a blob that no single answer can carry: its size, and the ways to get it whole."""
+    return InvalidArgumentError(
+        f"item {item} of {namespace} is {kind} of {raw_bytes:,} bytes ({base64_size(raw_bytes):,} as base64), more "
+        f"than one answer may carry ({PAYLOAD_LIMIT:,} bytes: HTTP clients refuse events over 1 MiB). Get it whole "
+        f"with the command line on the machine offprompt runs on: `offprompt memory cat {namespace} --item {item} "
+        f"-o FILE` (with --memory-name {memory_name}), or read the resource {URI_SCHEME}://{memory_name}/{namespace}/"
+        f"{item} through a client that talks to offprompt over stdio."
+    )
 
 
 class _Args(BaseModel):
@@ -143,6 +163,8 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
     item = memory.item(ns, args.item, owner)
     base = {"artifact_namespace": ns, "item": args.item, "items": len(record.items), "kind": item.kind}
     if item.kind not in TEXT_KINDS:
+        if item.mime_type is not None and base64_size(item.bytes) > PAYLOAD_LIMIT:
+            raise blob_too_big(memory.name, ns, args.item, item.kind, item.bytes)
         artifact = await anyio.to_thread.run_sync(memory.load, ns, args.item, owner)
         if isinstance(artifact, BlobArtifact):
             meta = {**base, "mime_type": artifact.mime_type, "bytes": len(artifact.value)}
@@ -155,7 +177,9 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
             raise InvalidArgumentError("pass line or offset, not both: line reads from a line's start")
         window = await anyio.to_thread.run_sync(memory.window_at_line, ns, args.item, args.line, args.max_tokens, owner)
     else:
-        window = await anyio.to_thread.run_sync(memory.window, ns, args.item, args.offset, args.max_tokens, owner)
+        window = await anyio.to_thread.run_sync(
+            memory.window_within, ns, args.item, args.offset, args.max_tokens, PAYLOAD_LIMIT, owner
+        )
     end = window.next_offset if window.next_offset is not None else window.total_tokens
     where = (
         f"Tokens {window.offset}-{end} of {window.total_tokens}, lines {window.line}-{window.end_line} "

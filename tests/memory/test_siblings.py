@@ -4,10 +4,13 @@ siblings nobody uses any more expire."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from contextlib import ExitStack
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +67,76 @@ def test_siblings_nobody_used_within_the_time_to_live_are_dropped(settings: Memo
     assert not sibling(settings, 3).directory.exists()
     assert sibling(settings, 2).directory.is_dir()
     assert sibling(settings, 4).directory.is_dir()
+
+
+_RACER = r"""
+import os, sys, time
+from pathlib import Path
+from offprompt.errors import MemoryLockedError
+from offprompt.memory.dirlock import DirectoryLock
+from offprompt.memory.siblings import drop_expired_siblings, sibling
+from offprompt.memory.task_memory import MemorySettings
+
+role, data_dir, seconds = sys.argv[1], Path(sys.argv[2]), float(sys.argv[3])
+settings = MemorySettings(name="test", data_dir=data_dir, ttl_seconds=60)
+directory = sibling(settings, 2).directory
+marker = data_dir.parent / "writer"
+deadline = time.monotonic() + seconds
+held = violations = 0
+while time.monotonic() < deadline:
+    if role == "drop":
+        directory.mkdir(parents=True, exist_ok=True)
+        catalog = directory / "catalog.sqlite3"
+        catalog.touch()
+        os.utime(catalog, (1, 1))  # last stored long ago: expired
+        drop_expired_siblings(settings, own="test")
+        continue
+    lock = DirectoryLock(directory)  # as TaskMemory.open takes it
+    try:
+        lock.acquire()
+    except MemoryLockedError:
+        continue
+    held += 1
+    try:
+        # The one writer of this memory: no other process may hold it, and its lock file must stay in place.
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        violations += 1
+        lock.release()
+        continue
+    try:
+        for _ in range(20):
+            mine = os.fstat(lock._file.fileno())
+            try:
+                there = os.stat(lock.path)
+            except FileNotFoundError:
+                violations += 1
+                break
+            if (mine.st_dev, mine.st_ino) != (there.st_dev, there.st_ino):
+                violations += 1
+                break
+    finally:
+        os.close(fd)
+        os.unlink(marker)
+        lock.release()
+print(held, violations)
+"""
+
+
+def test_dropping_a_sibling_never_leaves_two_writers_on_it_when_processes_race(tmp_path: Path) -> None:
+    # One process drops the expired sibling again and again while three others open it: an opener must never
+    # hold a lock file in a directory being deleted, nor share the memory with another opener.
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    seconds = "4"
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RACER, role, str(data_dir), seconds], stdout=subprocess.PIPE, text=True
+        )
+        for role in ("drop", "open", "open", "open")
+    ]
+    outputs = [racer.communicate(timeout=60)[0] for racer in racers]
+    assert all(racer.returncode == 0 for racer in racers), outputs
+    counts = [tuple(int(x) for x in out.split()) for out in outputs[1:]]
+    assert sum(held for held, _ in counts) > 0, "the openers never got the memory: the race was not exercised"
+    assert sum(violations for _, violations in counts) == 0, counts

@@ -312,7 +312,7 @@ async def test_filesystem_and_time_at_once(memory: TaskMemory, tmp_path: Path) -
         result = await client.call_tool("fs__read_text_file", {"path": str(root / "big.txt")})
         ref = offprompt_meta(result)
         assert ref["tool"] == "fs.read_text_file"
-        assert ref["bytes"] > 2_000_000  # the text and its structuredContent copy
+        assert ref["bytes"] == len(big.encode())  # its structuredContent copy is kept, not counted again
         assert await read_all(client, ref["artifact_namespace"]) == big
         small = await client.call_tool("fs__list_directory", {"path": str(root)})
         assert "big.txt" in text(small)
@@ -437,3 +437,54 @@ async def test_a_server_that_failed_to_start_is_tried_again(
             while "late__echo" not in {t.name for t in (await client.list_tools()).tools}:  # noqa: ASYNC110 - polls the server
                 await anyio.sleep(0.2)
         assert text(await client.call_tool("late__echo", {"text": "finally"})) == "finally"
+
+
+def png(width: int, height: int) -> bytes:
+    """A real PNG of noise (incompressible, so its size is about width * height * 3 bytes)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + os.urandom(width * 3) for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@pytest.mark.node
+async def test_an_image_and_its_base64_copy_in_structured_content_are_never_searched_as_text(
+    memory: TaskMemory, tmp_path: Path
+) -> None:
+    # server-filesystem's read_media_file sends the image, and the same base64 again in structuredContent.
+    root = tmp_path / "files"
+    root.mkdir()
+    picture = png(400, 300)
+    (root / "shot.png").write_bytes(picture)
+    config = parse_config(
+        {"mcpServers": {"fs": node_peer("@modelcontextprotocol/server-filesystem/dist/index.js", str(root))}}
+    )
+    async with through_offprompt(memory, config) as (client, _):
+        result = await client.call_tool("fs__read_media_file", {"path": str(root / "shot.png")})
+        ref = offprompt_meta(result)
+        namespace = ref["artifact_namespace"]
+        assert ref["kinds"] == ["image", "json"]
+        assert ref["tokens"] == 0  # not the ~400,000 tokens of its base64
+        assert ref["bytes"] == len(picture)  # the copy is kept but counted once
+        assert "a copy of item 0" in text(result)
+        listed = offprompt_meta(await client.call_tool("memory_list", {}))["namespaces"]
+        assert (listed[0]["tokens"], listed[0]["bytes"]) == (0, len(picture))
+        # Kept losslessly: the image, and the structuredContent byte for byte.
+        image = (await client.call_tool("memory_load", {"artifact_namespace": namespace})).content[0]
+        assert isinstance(image, mt.ImageContent)
+        assert base64.b64decode(image.data) == picture
+        copy = await read_all(client, namespace, item=1)
+        assert base64.b64encode(picture).decode() in copy
+        # Never search text: no chunk to grep, embed or rank, and nothing left for the indexer to do.
+        b64_line = base64.b64encode(picture).decode()[1000:1040]
+        grep = await client.call_tool("memory_grep", {"pattern": b64_line.replace("+", "\\+")})
+        assert offprompt_meta(grep)["matches"] == []
+        assert memory.text.pending() == set()
+        assert memory.text.wait_indexed(timeout=5)
+        hits = offprompt_meta(await client.call_tool("memory_query", {"query": b64_line, "mode": "lexical"}))
+        assert hits["results"] == []

@@ -439,3 +439,118 @@ def test_sigterm_stops_the_server_with_status_0_even_with_a_client_connected(tmp
 def test_the_announced_url_names_the_free_port(http_server: Served) -> None:
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", http_server.url)
     assert not http_server.url.endswith(":0/mcp")
+
+
+# -- sessions per token -------------------------------------------------------------------------------------------
+
+
+async def _open_session(http: httpx.AsyncClient, url: str, token: str) -> httpx.Response:
+    return await http.post(url, json=INITIALIZE, headers={**POST_HEADERS, "Authorization": f"Bearer {token}"})
+
+
+async def test_one_token_cannot_take_every_session_and_idle_sessions_close(tmp_path: Path) -> None:
+    env = clean_env(OFFPROMPT_AUTH_TOKEN=f"{ALICE},{BOB}")
+    args = ("--transport", "http", "--max-sessions-per-token", "3", "--session-idle-seconds", "2")
+    with offprompt_serving(tmp_path / "data", *args, env=env) as served:
+        async with httpx.AsyncClient(timeout=30) as http:
+            opened = [await _open_session(http, served.url, ALICE) for _ in range(3)]
+            assert [r.status_code for r in opened] == [200, 200, 200]
+            refused = await _open_session(http, served.url, ALICE)
+            assert refused.status_code == 429
+            assert "already holds 3 open MCP sessions" in refused.text
+            assert "--max-sessions-per-token" in refused.text
+            # Other tokens still get sessions, and Alice's own sessions and session-less requests still work.
+            assert (await _open_session(http, served.url, BOB)).status_code == 200
+            async with session_for(served.url, BOB) as session:
+                assert not (await session.call_tool("memory_list", {})).is_error
+            session_id = opened[0].headers["mcp-session-id"]
+            listed = await http.post(
+                served.url,
+                json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                headers={**POST_HEADERS, "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": session_id},
+            )
+            assert listed.status_code == 200
+            # Idle sessions close by themselves (after 2 s here), and Alice can open sessions again.
+            with anyio.fail_after(60):
+                for _ in range(120):
+                    again = await _open_session(http, served.url, ALICE)
+                    if again.status_code != 429:
+                        break
+                    await anyio.sleep(0.5)
+            assert again.status_code == 200
+
+
+# -- big answers over HTTP ------------------------------------------------------------------------------------------
+
+
+def _noise_png(width: int, height: int) -> bytes:
+    import os
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + os.urandom(width * 3) for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@pytest.mark.node
+async def test_big_stored_outputs_read_back_over_http_in_answers_under_1_mib(tmp_path: Path) -> None:
+    # The SDK's HTTP client refuses a server-sent event over 1 MiB; a 1.6 MB text and a ~1 MB image broke it.
+    from ..support import node_peer
+
+    root = tmp_path / "files"
+    root.mkdir()
+    text = "".join(f"{i:07d} a line of the big log, with some words in it to read back\n" for i in range(25000))
+    assert len(text.encode()) > 1_600_000
+    (root / "big.log").write_text(text)
+    picture = _noise_png(580, 580)
+    assert 950_000 < len(picture) < 1_100_000
+    (root / "shot.png").write_bytes(picture)
+    config = tmp_path / "offprompt.json"
+    fs = node_peer("@modelcontextprotocol/server-filesystem/dist/index.js", str(root))
+    config.write_text(json.dumps({"mcpServers": {"fs": fs}}))
+    with offprompt_serving(tmp_path / "data", "--config", str(config), "--transport", "http") as served:
+        async with session_for(served.url) as session:
+            ref = (await session.call_tool("fs__read_text_file", {"path": str(root / "big.log")})).meta
+            assert ref is not None
+            memory_name, namespace = ref["offprompt"]["memory_name"], ref["offprompt"]["artifact_namespace"]
+            templates = (await session.list_resource_templates()).resource_templates
+            window_template = f"memory://{memory_name}/{{artifact_namespace}}/{{item}}{{?offset}}"
+            assert window_template in [t.uri_template for t in templates]
+            # The whole namespace: each item's first window; the text is then read on window by window.
+            first = await session.read_resource(f"memory://{memory_name}/{namespace}")
+            assert first.contents[0].meta is not None
+            parts = [first.contents[0].text]  # type: ignore[union-attr]
+            next_uri = first.contents[0].meta["offprompt"]["next_uri"]
+            windows = 1
+            while next_uri is not None:
+                page = await session.read_resource(next_uri)
+                assert page.contents[0].meta is not None
+                parts.append(page.contents[0].text)  # type: ignore[union-attr]
+                next_uri = page.contents[0].meta["offprompt"]["next_uri"]
+                windows += 1
+            assert "".join(parts) == text
+            assert windows >= 2
+            # memory_load of a big window of it fits too.
+            load = await session.call_tool(
+                "memory_load", {"artifact_namespace": namespace, "max_tokens": 20000, "offset": 0}
+            )
+            assert not load.is_error
+            # An image too big for one answer: refused with its size and the ways to get it whole.
+            shot = (await session.call_tool("fs__read_media_file", {"path": str(root / "shot.png")})).meta
+            assert shot is not None
+            image_ns = shot["offprompt"]["artifact_namespace"]
+            refused = await session.call_tool("memory_load", {"artifact_namespace": image_ns})
+            assert refused.is_error
+            message = text_of(refused)
+            assert f"{len(picture):,} bytes" in message
+            assert f"offprompt memory cat {image_ns} --item 0 -o FILE" in message
+            assert "over stdio" in message
+            with pytest.raises(MCPError) as caught:
+                await session.read_resource(f"memory://{memory_name}/{image_ns}/0")
+            assert f"{len(picture):,} bytes" in str(caught.value)
+            # The session still works after both refusals.
+            assert not (await session.call_tool("memory_list", {})).is_error

@@ -23,7 +23,7 @@ import os
 import re
 import shutil
 import typing
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Self, TypeAlias
@@ -131,6 +131,8 @@ class OffpromptSettings(BaseModel):
     call_timeout_seconds: float = Field(default=120, gt=0)  # for servers without their own timeout_seconds
     ttl_days: float | None = Field(default=30, gt=0)  # None: keep forever
     max_bytes: int | None = Field(default=2 * 1024**3, gt=0)  # quota of one memory; None: no quota
+    max_sessions_per_token: int = Field(default=100, gt=0)  # open HTTP sessions one bearer token may hold
+    session_idle_seconds: float = Field(default=600, gt=0)  # an HTTP session without requests this long closes
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
 
@@ -250,6 +252,26 @@ class HttpServer(_ServerBase):
 
 
 ServerConfig: TypeAlias = StdioServer | HttpServer
+
+
+def unknown_tool_entries(server: ServerConfig, tool_names: Collection[str]) -> list[tuple[str, str | None]]:
+    """The per-tool entries under a server's `tools` that name none of its tools, each with the closest real
+    name (a typo there would leave the real tool on the server's default, secrets into the prompt)."""
+    found = []
+    for entry in server.tools:
+        if entry not in tool_names:
+            close = difflib.get_close_matches(entry, list(tool_names), n=1, cutoff=0.6)
+            found.append((entry, close[0] if close else None))
+    return found
+
+
+def unknown_tool_message(place: str, server: str, entry: str, suggestion: str | None) -> str:
+    """One line: where the entry is, that the server has no such tool, and what happens because of it."""
+    hint = f'; did you mean "{suggestion}"?' if suggestion else ""
+    return (
+        f'{place}: MCP server "{server}" has no tool "{entry}", so this entry applies to nothing{hint} '
+        f"Its tools follow the server's off_prompt until the name is fixed."
+    )
 
 
 @dataclass(frozen=True)

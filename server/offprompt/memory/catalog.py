@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from offprompt.memory.storage.files import sqlite_used_bytes
 from offprompt.memory.storage.sqlite_db import SqliteDb
 
 _SCHEMA = """
@@ -53,6 +54,12 @@ CREATE TABLE IF NOT EXISTS usage (
 # reference) and "read" (model_tokens of a memory tool's answer). No content, only sizes.
 
 
+DUPLICATE_OF = "offprompt_copy_of"
+"""Item meta key: this item repeats an earlier one (the SDKs send structuredContent beside its text or image)."""
+BINARY = "offprompt_binary"
+"""Item meta key: this JSON item is mostly base64 payloads, kept as it came but not searched or counted as text."""
+
+
 @dataclass(frozen=True, slots=True)
 class ItemRecord:
     item: int
@@ -91,17 +98,20 @@ class NamespaceRecord:
 
     @property
     def tokens(self) -> int:
-        return sum(i.tokens for i in self.items)
+        """Tokens of its text, each text once: a copy of another item, and base64 payloads, count none."""
+        return sum(i.tokens for i in self.items if DUPLICATE_OF not in i.meta and BINARY not in i.meta)
 
     @property
     def bytes(self) -> int:
-        return sum(i.bytes for i in self.items)
+        """Bytes of its items, a copy of another item not counted again."""
+        return sum(i.bytes for i in self.items if DUPLICATE_OF not in i.meta)
 
 
 class Catalog:
     """Namespace and item records in SQLite; safe to use from several threads."""
 
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self._path = path
         self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "foreign_keys = ON"), readonly=readonly)
         self.readonly = readonly
 
@@ -199,6 +209,22 @@ class Catalog:
     def total_bytes(self) -> int:
         with self._sql.lock:
             return int(self._sql.db.execute("SELECT COALESCE(SUM(bytes), 0) FROM items").fetchone()[0])
+
+    def stored_bytes(self, text_kinds: Collection[str]) -> int:
+        """The payloads' bytes plus the token index of each text item (4 bytes a token, one more at the end)."""
+        marks = ",".join("?" * len(text_kinds))
+        sql = (
+            f"SELECT COALESCE(SUM(bytes + CASE WHEN kind IN ({marks}) THEN 4 * (tokens + 1) ELSE 0 END), 0) FROM items"
+        )
+        with self._sql.lock:
+            return int(self._sql.db.execute(sql, tuple(text_kinds)).fetchone()[0])
+
+    def used_bytes(self) -> int:
+        """What the catalog file uses on disk: its pages in use (free pages are reused) and its WAL."""
+        return sqlite_used_bytes(self._path)
+
+    def reclaim(self) -> None:
+        self._sql.reclaim()
 
     def remove(self, namespace: str) -> None:
         with self._sql.transaction() as db:

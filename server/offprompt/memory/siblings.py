@@ -13,6 +13,7 @@ store is older than the memory's time to live.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import threading
 import time
@@ -94,11 +95,19 @@ def drop_expired_siblings(settings: MemorySettings, own: str) -> list[str]:
         except MemoryLockedError:
             continue  # in use: its own process expires it
         try:
-            if time.time() - _last_store(directory) > settings.ttl_seconds:
-                shutil.rmtree(directory, ignore_errors=True)
-                dropped.append(candidate.name)
+            if time.time() - _last_store(directory) <= settings.ttl_seconds:
+                continue
+            # Moved away while locked, deleted after: an opener now finds no directory (and makes a fresh one)
+            # or a lock file no longer at its path (and takes it again), never files being deleted.
+            doomed = directory.with_name(f".{directory.name}.dropped-{os.getpid()}-{threading.get_ident()}")
+            try:
+                directory.rename(doomed)
+            except OSError:
+                continue  # Windows will not move a directory with open files: try at the next start
         finally:
             lock.release()
+        shutil.rmtree(doomed, ignore_errors=True)
+        dropped.append(candidate.name)
     if dropped:
         logger.info("dropped expired sibling memories: %s", ", ".join(dropped))
     return dropped

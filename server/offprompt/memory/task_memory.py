@@ -9,7 +9,9 @@ blobs together. The catalog records where each namespace came from.
 
 from __future__ import annotations
 
+import base64
 import builtins
+import contextlib
 import json
 import logging
 import os
@@ -31,11 +33,12 @@ from offprompt.artifacts import (
     JsonArtifact,
     ResourceLinkArtifact,
     TextArtifact,
+    base64_strings,
     flatten,
     new_name,
 )
-from offprompt.errors import InvalidArgumentError, NotFoundError
-from offprompt.memory.catalog import Catalog, ItemRecord, NamespaceRecord
+from offprompt.errors import InvalidArgumentError, NotFoundError, QuotaError
+from offprompt.memory.catalog import BINARY, DUPLICATE_OF, Catalog, ItemRecord, NamespaceRecord
 from offprompt.memory.dirlock import DirectoryLock
 from offprompt.memory.outline import Entry, LineIndex, passages
 from offprompt.memory.outline import view as outline_view
@@ -43,6 +46,7 @@ from offprompt.memory.outline.passages import Passage
 from offprompt.memory.select import Selection, SelectLimits, Selector, Source
 from offprompt.memory.storage import BackendChoice, EmbeddingSpec, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
+from offprompt.memory.storage.files import private_dir, secure_and_sweep
 from offprompt.memory.usage import Usage
 
 logger = logging.getLogger(__name__)
@@ -112,7 +116,11 @@ class Reference:
     def summary(self) -> str:
         parts = []
         for item in self.record.items:
-            if item.mime_type and item.tokens == 0:
+            if DUPLICATE_OF in item.meta:
+                parts.append(f"item {item.item}: {item.kind}, a copy of item {item.meta[DUPLICATE_OF]}")
+            elif BINARY in item.meta:
+                parts.append(f"item {item.item}: {item.kind} holding base64 data, {item.bytes:,} bytes (not searched)")
+            elif item.mime_type and item.tokens == 0:
                 parts.append(f"item {item.item}: {item.kind} {item.mime_type}, {item.bytes:,} bytes")
             else:
                 parts.append(f"item {item.item}: {item.kind}, {item.tokens:,} tokens")
@@ -236,10 +244,13 @@ class TaskMemory:
         and expired namespaces at once (`offprompt memory gc` does it itself, to report what it drops); with
         `resume_indexing`, index in the background what an earlier process left unindexed."""
         directory = settings.directory
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory.parent)
         lock = DirectoryLock(directory)
-        lock.acquire()
+        lock.acquire()  # makes the directory too: a sibling being dropped may take it away until we hold it
         try:
+            swept = secure_and_sweep(directory)  # held by no one else: every temporary file is a killed write's
+            if swept:
+                logger.info("removed %s bytes of half-written files from memory %r", f"{swept:,}", settings.name)
             backends = open_backends(_choice(settings, resume_indexing=resume_indexing))
             memory = cls(
                 settings.name,
@@ -288,6 +299,8 @@ class TaskMemory:
         self.text.close()
         self.catalog.close()
         if self._lock is not None:
+            with contextlib.suppress(OSError):  # Chroma's files of this run get the private modes too
+                secure_and_sweep(self._lock.path.parent)
             self._lock.release()
 
     # -- storing ---------------------------------------------------------------
@@ -326,9 +339,11 @@ class TaskMemory:
             for position, artifact in enumerate(flat):
                 meta = dict(artifact.meta)
                 copy_of = _copy_of(artifact, flat[:position])
-                if copy_of is not None:
-                    # structuredContent that repeats a text block: kept (lossless) but not indexed or grepped twice.
-                    meta[DUPLICATE_OF] = copy_of
+                binary = copy_of is None and _mostly_base64(artifact)
+                if copy_of is not None or binary:
+                    # structuredContent that repeats a text block or an image, or JSON that is mostly base64: kept
+                    # (lossless) but never indexed, grepped or embedded: base64 is not text to search.
+                    meta[DUPLICATE_OF if copy_of is not None else BINARY] = copy_of if copy_of is not None else True
                     stored = self.text.store(namespace, position, artifact, searchable=False)
                 else:
                     stored = self.storage_for(artifact).store(namespace, position, artifact)
@@ -342,6 +357,14 @@ class TaskMemory:
                         bytes=stored.bytes,
                         meta=meta,
                     )
+                )
+            size = sum(i.bytes for i in items)
+            if self.max_bytes is not None and size > self.max_bytes:
+                # Kept, it would evict every other output and then itself: a reference that dies. Refuse it now.
+                raise QuotaError(
+                    f"the result of {tool} is {size:,} bytes, more than this memory's whole quota (max_bytes "
+                    f"{self.max_bytes:,}), so it was not stored. Raise max_bytes in the offprompt block of the "
+                    'config file ("max_bytes": N) and call the tool again.'
                 )
             now = time.time()
             record = NamespaceRecord(
@@ -483,6 +506,24 @@ class TaskMemory:
 
         return Source(key=f"{record.namespace}/{item}", kind=found.kind, label=label, read=read, hint=where)
 
+    def window_within(
+        self, namespace: str, item: int, offset: int, max_tokens: int, max_bytes: int, owner: str | None = None
+    ) -> Window:
+        """The token window at `offset` of at most `max_tokens` tokens whose text, written as a JSON string, is
+        at most `max_bytes` bytes (never less than one token): what one answer can carry."""
+        window = self.window(namespace, item, offset, max_tokens, owner)
+        if _json_size(window.text) <= max_bytes:
+            return window
+        index = self.text.token_index(namespace, item)
+        budget = max_bytes
+        while True:
+            start = int(index.offsets[offset])
+            end = min(max(index.token_at(start + budget), offset + 1), offset + max_tokens)
+            window = self.text.window(namespace, item, offset, end - offset)
+            if _json_size(window.text) <= max_bytes or end == offset + 1:
+                return window
+            budget //= 2  # escapes (\n, \", \u0001) made it longer than its bytes
+
     def query(
         self,
         query: str,
@@ -518,12 +559,7 @@ class TaskMemory:
         self, pattern: str, namespace: str | None = None, max_matches: int = 50, owner: str | None = None
     ) -> tuple[list[LineMatch], bool]:
         records = [self.get(namespace, owner)] if namespace else self.catalog.newest(owner=owner)
-        texts = [
-            (r.namespace, i.item)
-            for r in records
-            for i in r.items
-            if i.kind in TEXT_KINDS and DUPLICATE_OF not in i.meta
-        ]
+        texts = [(r.namespace, i.item) for r in records for i in r.items if _indexed(i)]
         return self.text.grep(pattern, texts, max_matches)
 
     def list(self, limit: int = 50, owner: str | None = None) -> list[NamespaceRecord]:
@@ -541,23 +577,55 @@ class TaskMemory:
     # -- housekeeping ------------------------------------------------------------
 
     def expire(self, keep: str | None = None) -> builtins.list[str]:
-        """Drop namespaces past their TTL, then the oldest ones while the memory is over its quota."""
+        """Drop namespaces past their TTL, then the oldest ones while the memory occupies more than its quota.
+
+        The newest namespace (and `keep`) is never dropped for the quota: its reference was just handed out.
+        """
         if self.readonly:
             return []
         dropped = [ns for ns in self.catalog.expired(time.time()) if ns != keep]
         for ns in dropped:
             self.catalog.remove(ns)
             self._delete_payloads(ns)
-        if self.max_bytes is not None and self.catalog.total_bytes() > self.max_bytes:
-            for record in reversed(self.catalog.newest()):
-                if self.catalog.total_bytes() <= self.max_bytes:
+        if self.max_bytes is not None and self.used_bytes() > self.max_bytes:
+            self._reclaim()
+            # The indexes give back less than their share at once (Chroma keeps deleted slots for reuse), so
+            # measure again after each round until the memory fits or only the protected are left.
+            while (used := self.used_bytes()) > self.max_bytes:
+                records = self.catalog.newest()
+                _, charges = self.charges(records)
+                protected = {keep, records[0].namespace} if records else {keep}
+                evictable = [r for r in reversed(records) if r.namespace not in protected]
+                if not evictable:
                     break
-                if record.namespace != keep:
+                for record in evictable:
                     self.delete(record.namespace)
                     dropped.append(record.namespace)
+                    used -= charges[record.namespace]
+                    if used <= self.max_bytes:
+                        break
+                self._reclaim()
         if dropped:
             logger.info("expired %d namespaces from memory %r", len(dropped), self.name)
         return dropped
+
+    def _reclaim(self) -> None:
+        self.text.reclaim()
+        self.catalog.reclaim()
+
+    def used_bytes(self) -> int:
+        """What the memory occupies on disk: payloads, token indexes, the catalog and the search indexes."""
+        return self.catalog.stored_bytes(TEXT_KINDS) + self.catalog.used_bytes() + self.text.index_bytes()
+
+    def charges(self, records: Sequence[NamespaceRecord]) -> tuple[int, dict[str, int]]:
+        """The bytes the memory occupies, and what dropping each namespace frees: its own files plus a share of
+        the search indexes in proportion to its indexed text (what is not indexed is charged none)."""
+        own = {r.namespace: sum(_own_bytes(i) for i in r.items) for r in records}
+        indexed = {r.namespace: sum(i.bytes for i in r.items if _indexed(i)) for r in records}
+        index = self.text.index_bytes()
+        all_indexed = sum(indexed.values())
+        charges = {ns: own[ns] + (index * indexed[ns] // all_indexed if all_indexed else 0) for ns in own}
+        return sum(own.values()) + index + self.catalog.used_bytes(), charges
 
     def _scope(self, namespace: str | None, owner: str | None) -> builtins.list[str] | None:
         if namespace:
@@ -605,9 +673,6 @@ class TaskMemory:
 Progress = Callable[[str, int, int], None]
 """Told (step, done, total) as long work goes on."""
 
-DUPLICATE_OF = "offprompt_copy_of"
-"""Item meta key: this item repeats an earlier one (the SDKs send structuredContent beside its text)."""
-
 
 def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing: bool = True) -> BackendChoice:
     return BackendChoice(
@@ -628,9 +693,39 @@ def _copy_of(artifact: Artifact, earlier: Sequence[Artifact]) -> int | None:
         return None
     value = artifact.value
     strings = [v for v in value.values() if isinstance(v, str)] if isinstance(value, dict) else []
+    payloads = base64_strings(value)
     for position, other in enumerate(earlier):
         if isinstance(other, JsonArtifact) and other.value == value:
             return position
         if type(other) is TextArtifact and other.value in strings:
             return position
+    if payloads and _mostly_base64(artifact):
+        # `{"content": [{"type": "image", "data": …}]}` beside the image block itself (server-filesystem's
+        # read_media_file): a copy of the blob items, once they are all there.
+        blobs = {
+            base64.b64encode(o.value).decode("ascii"): p for p, o in enumerate(earlier) if isinstance(o, BlobArtifact)
+        }
+        if all(p.replace("\n", "") in blobs for p in payloads):
+            return blobs[payloads[0].replace("\n", "")]
     return None
+
+
+def _mostly_base64(artifact: Artifact) -> bool:
+    """A JSON item whose text is mostly long base64 strings: a binary payload in JSON clothing."""
+    if not isinstance(artifact, JsonArtifact):
+        return False
+    payloads = base64_strings(artifact.value)
+    return bool(payloads) and sum(map(len, payloads)) >= 0.9 * len(artifact.text)
+
+
+def _json_size(text: str) -> int:
+    """Bytes of `text` as a JSON string on the wire (UTF-8, escapes included)."""
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8"))
+
+
+def _indexed(item: ItemRecord) -> bool:
+    return item.kind in TEXT_KINDS and DUPLICATE_OF not in item.meta and BINARY not in item.meta
+
+
+def _own_bytes(item: ItemRecord) -> int:
+    return item.bytes + (4 * (item.tokens + 1) if item.kind in TEXT_KINDS else 0)

@@ -23,7 +23,14 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from offprompt.config import OffPrompt, SecretsMode, ServerConfig, StdioServer
+from offprompt.config import (
+    OffPrompt,
+    SecretsMode,
+    ServerConfig,
+    StdioServer,
+    unknown_tool_entries,
+    unknown_tool_message,
+)
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
 from offprompt.proxy.client_features import Callers, ClientChannel
@@ -79,11 +86,14 @@ class Downstream:
         on_tools_changed: ChangeFn,
         place: str = "",
         connect: Connect = open_session,
+        tool_places: Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
         self.config = config
         self._connect = connect
         self.callers = Callers(name, config.roots)  # who answers the server's sampling, elicitation and roots
+        self.tool_places = tool_places or {}  # where the config's `tools` entries are: "mcp.json:9: …tools.x"
+        self._warned: set[str] = set()
         self.on_relay: RelayFn | None = None  # the server's log messages and resource updates, for the clients
         self.tools_version = 0
         self._tools: list[mt.Tool] = []
@@ -106,6 +116,11 @@ class Downstream:
     def tools(self, tools: list[mt.Tool]) -> None:
         self._tools = tools
         self.tools_version += 1
+        for entry, suggestion in unknown_tool_entries(self.config, {t.name for t in tools}):
+            if entry not in self._warned:  # once per entry, not at every relisting
+                self._warned.add(entry)
+                place = self.tool_places.get(entry) or f"mcpServers.{self.name}.tools.{entry}"
+                logger.warning("%s", unknown_tool_message(place, self.name, entry, suggestion))
 
     @property
     def running(self) -> bool:
@@ -290,12 +305,15 @@ class Proxy:
         list_wait: float = LIST_WAIT_SECONDS,
         connect: Connect = open_session,
         intent: bool = False,
+        tool_places: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         """`connect` opens a session to one server (`openers.open_session` by default: a subprocess or HTTP);
         tests pass one that connects to servers in the same process."""
         places = places or {}
+        tool_places = tool_places or {}
         self.downstreams = {
-            name: Downstream(name, cfg, self._changed, places.get(name, ""), connect) for name, cfg in servers.items()
+            name: Downstream(name, cfg, self._changed, places.get(name, ""), connect, tool_places.get(name))
+            for name, cfg in servers.items()
         }
         self.default_timeout = default_timeout
         self.list_wait = list_wait

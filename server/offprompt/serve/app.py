@@ -8,7 +8,7 @@ import warnings
 import weakref
 from collections.abc import Collection
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 import anyio.to_thread
 import mcp_types as mt
@@ -24,14 +24,14 @@ from starlette.requests import Request
 
 from offprompt import tools
 from offprompt._version import __version__
-from offprompt.artifacts import BlobArtifact
+from offprompt.artifacts import TEXT_KINDS, BlobArtifact
 from offprompt.config import OffpromptSettings
-from offprompt.errors import NotFoundError, OffpromptError
+from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
 from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
 from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy
 from offprompt.results import CallSite, ResultBoundary, ResultSettings
 from offprompt.serve.client_channels import SessionChannel
-from offprompt.tools import TOOLS
+from offprompt.tools import PAYLOAD_LIMIT, TOOLS, base64_size, blob_too_big
 
 logger = logging.getLogger(__name__)
 
@@ -206,8 +206,14 @@ def build_server(
             mt.ResourceTemplate(
                 uri_template=f"{URI_SCHEME}://{memory.name}/{{artifact_namespace}}",
                 name="stored-output",
-                description="A tool output offprompt stored, every item of it.",
-            )
+                description="A tool output offprompt stored, every item of it (text as its first window).",
+            ),
+            mt.ResourceTemplate(
+                uri_template=f"{URI_SCHEME}://{memory.name}/{{artifact_namespace}}/{{item}}{{?offset}}",
+                name="stored-output-window",
+                description="One item of a stored output; text from token `offset` on, as much as one answer holds "
+                "(_meta.offprompt.next_uri reads on).",
+            ),
         ]
         if proxy is not None:
             templates += await proxy.list_resource_templates()
@@ -218,7 +224,8 @@ def build_server(
         if proxy is not None and not uri.startswith(f"{URI_SCHEME}://"):
             return await proxy.read_resource(uri)
         try:
-            return await anyio.to_thread.run_sync(_read_memory_uri, memory, uri, owner_of(ctx))
+            over_http = isinstance(ctx.request, Request)
+            return await anyio.to_thread.run_sync(_read_memory_uri, memory, uri, owner_of(ctx), over_http)
         except OffpromptError as exc:
             raise MCPError(mt.INVALID_PARAMS, str(exc), data={"uri": uri}) from None
 
@@ -289,20 +296,54 @@ def build_server(
         )
 
 
-def _read_memory_uri(memory: TaskMemory, uri: str, owner: str | None) -> mt.ReadResourceResult:
-    """`memory://{memory_name}/{namespace}` (every item) or `.../{namespace}/{item}` (one)."""
+def _read_memory_uri(memory: TaskMemory, uri: str, owner: str | None, over_http: bool) -> mt.ReadResourceResult:
+    """`memory://{memory_name}/{namespace}` (every item), `.../{namespace}/{item}` (one), and
+    `.../{namespace}/{item}?offset=N` (a text item from token N).
+
+    One answer stays under the 1 MiB HTTP clients accept: a text item comes as its first window (its share of the
+    answer), with the URI that reads on in the contents' `_meta["offprompt"]["next_uri"]`; a blob comes whole,
+    but over HTTP only when it fits (else the error says how to get it whole). Over stdio nothing caps a blob.
+    """
     parsed = urlparse(uri)
     parts = [p for p in parsed.path.split("/") if p]
-    if parsed.scheme != URI_SCHEME or parsed.netloc != memory.name or len(parts) not in (1, 2):
+    if (
+        parsed.scheme != URI_SCHEME
+        or parsed.netloc != memory.name
+        or len(parts) not in (1, 2)
+        or (len(parts) == 2 and not parts[1].isdigit())
+    ):
         raise NotFoundError(
-            f"cannot read {uri}: this offprompt serves {URI_SCHEME}://{memory.name}/{{artifact_namespace}}"
+            f"cannot read {uri}: this offprompt serves {URI_SCHEME}://{memory.name}/{{artifact_namespace}} and "
+            f"{URI_SCHEME}://{memory.name}/{{artifact_namespace}}/{{item}}?offset=N"
         )
     record = memory.get(parts[0], owner)
-    items = [int(parts[1])] if len(parts) == 2 and parts[1].isdigit() else [i.item for i in record.items]
+    items = [int(parts[1])] if len(parts) == 2 else [i.item for i in record.items]
+    offset = _offset(parse_qs(parsed.query), uri, single_item=len(parts) == 2)
+    share = PAYLOAD_LIMIT // len(items)
     contents: list[mt.TextResourceContents | mt.BlobResourceContents] = []
     for item in items:
-        artifact = memory.load(record.namespace, item, owner)
+        found = memory.item(record.namespace, item, owner)
         item_uri = f"{URI_SCHEME}://{memory.name}/{record.namespace}/{item}"
+        if found.kind in TEXT_KINDS:
+            window = memory.window_within(record.namespace, item, offset, share, share, owner)
+            end = window.next_offset if window.next_offset is not None else window.total_tokens
+            facts = {
+                "item": item,
+                "offset": window.offset,
+                "next_offset": window.next_offset,
+                "total_tokens": window.total_tokens,
+                "next_uri": f"{item_uri}?offset={window.next_offset}" if window.next_offset is not None else None,
+                "window": f"tokens {window.offset}-{end} of {window.total_tokens}",
+            }
+            mime = "application/json" if found.kind == "json" else "text/plain"
+            here = item_uri if offset == 0 else f"{item_uri}?offset={offset}"
+            contents.append(
+                mt.TextResourceContents(uri=here, mime_type=mime, text=window.text, _meta={"offprompt": facts})
+            )
+            continue
+        if found.mime_type is not None and over_http and base64_size(found.bytes) > share:
+            raise blob_too_big(memory.name, record.namespace, item, found.kind, found.bytes)
+        artifact = memory.load(record.namespace, item, owner)
         if isinstance(artifact, BlobArtifact):
             contents.append(
                 mt.BlobResourceContents(
@@ -310,6 +351,17 @@ def _read_memory_uri(memory: TaskMemory, uri: str, owner: str | None) -> mt.Read
                 )
             )
         else:
-            mime = "application/json" if artifact.kind == "json" else "text/plain"
-            contents.append(mt.TextResourceContents(uri=item_uri, mime_type=mime, text=artifact.to_text()))
+            contents.append(mt.TextResourceContents(uri=item_uri, mime_type="text/plain", text=artifact.to_text()))
     return mt.ReadResourceResult(contents=contents)
+
+
+def _offset(query: dict[str, list[str]], uri: str, *, single_item: bool) -> int:
+    values = query.get("offset")
+    if values is None:
+        return 0
+    if not single_item or len(values) != 1 or not values[0].isdigit():
+        raise InvalidArgumentError(
+            f"cannot read {uri}: offset=N (a token offset, 0 or more) goes on one item's URI, "
+            f"{URI_SCHEME}://{{memory_name}}/{{artifact_namespace}}/{{item}}?offset=N"
+        )
+    return int(values[0])

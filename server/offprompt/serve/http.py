@@ -33,12 +33,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import uvicorn
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.auth.provider import AccessToken
 from mcp.server.runner import serve_loop
 from mcp.server.sse import SseServerTransport
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
@@ -59,6 +61,8 @@ TOKEN_ENV: Final = "OFFPROMPT_AUTH_TOKEN"
 DEFAULT_PORT: Final = 8765
 MIN_TOKEN_LENGTH: Final = 16
 MCP_PATH: Final = "/mcp"
+DEFAULT_SESSIONS_PER_TOKEN: Final = 100
+DEFAULT_SESSION_IDLE_SECONDS: Final = 600.0
 SSE_PATH: Final = "/sse"
 MESSAGES_PATH: Final = "/messages/"
 
@@ -106,8 +110,16 @@ class TransportSettings:
     auth_tokens: tuple[str, ...] = field(default=(), repr=False)  # secrets stay out of logs
     allowed_hosts: tuple[str, ...] = ()
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE
+    #: Open sessions one bearer token (or, without tokens, all callers together) may hold at once.
+    max_sessions_per_token: int = DEFAULT_SESSIONS_PER_TOKEN
+    #: A session with no request for this long is closed.
+    session_idle_seconds: float = DEFAULT_SESSION_IDLE_SECONDS
 
     def __post_init__(self) -> None:
+        if self.max_sessions_per_token <= 0:
+            raise ConfigError("--max-sessions-per-token must be at least 1")
+        if not 0 < self.session_idle_seconds < float("inf"):
+            raise ConfigError("--session-idle-seconds must be a positive number of seconds")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"--port {self.port} is not a TCP port: give 1-65535, or 0 to pick a free one")
         if self.max_request_bytes <= 0:
@@ -164,17 +176,44 @@ def add_transport_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="also answer requests addressed to this host name (Host / Origin); localhost names always are",
     )
+    parser.add_argument(
+        "--max-sessions-per-token",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"open HTTP sessions one token may hold (default {DEFAULT_SESSIONS_PER_TOKEN}, or the config's "
+        "max_sessions_per_token)",
+    )
+    parser.add_argument(
+        "--session-idle-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help=f"close an HTTP session after S seconds without a request (default {DEFAULT_SESSION_IDLE_SECONDS:.0f}, "
+        "or the config's session_idle_seconds)",
+    )
 
 
-def transport_settings(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> TransportSettings:
-    """The transport settings from parsed `serve` flags; a flag's token wins over the environment's."""
+def transport_settings(
+    args: argparse.Namespace,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    max_sessions_per_token: int = DEFAULT_SESSIONS_PER_TOKEN,
+    session_idle_seconds: float = DEFAULT_SESSION_IDLE_SECONDS,
+) -> TransportSettings:
+    """The transport settings from parsed `serve` flags; a flag's token wins over the environment's, a flag's
+    session limits over the config file's (passed as keywords)."""
     raw = args.auth_token if args.auth_token else [environ.get(TOKEN_ENV, "")]
+    flag_sessions = getattr(args, "max_sessions_per_token", None)
+    flag_idle = getattr(args, "session_idle_seconds", None)
     return TransportSettings(
         transport=args.transport,
         host=args.host,
         port=args.port,
         auth_tokens=parse_tokens(raw) if args.transport != "stdio" else (),
         allowed_hosts=tuple(args.allow_host),
+        max_sessions_per_token=flag_sessions if flag_sessions is not None else max_sessions_per_token,
+        session_idle_seconds=flag_idle if flag_idle is not None else session_idle_seconds,
     )
 
 
@@ -258,15 +297,64 @@ class RequestGuard:
 # -- the ASGI apps -----------------------------------------------------------------------------------------------
 
 
+class SessionCap:
+    """Refuses (429) a request that would open one session more than its token may hold.
+
+    The SDK caps sessions for the whole server (one caller opening thousands locked everyone else out with 503);
+    this cap is per token, so one caller can use up only its own share. It reads the session manager's
+    registry of open sessions and their owners, which idle sessions leave when they expire.
+    """
+
+    def __init__(self, app: ASGIApp, manager: StreamableHTTPSessionManager, limit: int, idle_seconds: float) -> None:
+        self.app = app
+        self.manager = manager
+        self.limit = limit
+        self.idle_seconds = idle_seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and self._opens_session(Headers(scope=scope)):
+            user = scope.get("user")
+            owner = authorization_context(user) if isinstance(user, AuthenticatedUser) else None
+            owners = self.manager._session_owners
+            if owner is None:
+                held = len(self.manager._server_instances) - len(owners)
+            else:
+                held = sum(1 for o in owners.values() if o == owner)
+            if held >= self.limit:
+                logger.warning("refused a new session: its token already holds %d open sessions", held)
+                message = (
+                    f"Too many sessions: this token already holds {held} open MCP sessions, the most one token may "
+                    f"have. End sessions you no longer use (HTTP DELETE with their Mcp-Session-Id); an idle one "
+                    f"closes by itself after {self.idle_seconds:.0f} s. The server's operator sets the limit with "
+                    "--max-sessions-per-token or max_sessions_per_token."
+                )
+                await PlainTextResponse(message, 429, headers={"Retry-After": str(int(self.idle_seconds))})(
+                    scope, receive, send
+                )
+                return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    def _opens_session(headers: Headers) -> bool:
+        # As the SDK routes: a request with a session id uses that session; one naming a protocol version
+        # without a handshake (2026-07-28) is served without a session.
+        if headers.get("mcp-session-id") is not None:
+            return False
+        version = headers.get("mcp-protocol-version")
+        return version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
+
+
 def http_app(server: Server[Any], settings: TransportSettings) -> ASGIApp:
     """Streamable HTTP at `/mcp`: 2025-11-25 clients get sessions, 2026-07-28 clients single requests."""
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=_CHECKED_BY_GUARD,
         max_request_body_size=settings.max_request_bytes,
+        session_idle_timeout=settings.session_idle_seconds,
         host=settings.host,
     )
-    return RequestGuard(app, settings)
+    capped = SessionCap(app, server.session_manager, settings.max_sessions_per_token, settings.session_idle_seconds)
+    return RequestGuard(capped, settings)
 
 
 class _SseStream:

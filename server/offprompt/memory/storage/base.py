@@ -121,6 +121,14 @@ class TextStorage(Storage, Protocol):
         self, pattern: str, namespaces: Sequence[tuple[str, int]], max_matches: int
     ) -> tuple[list[LineMatch], bool]: ...
 
+    def reclaim(self) -> None:
+        """Give back what deletes freed in its indexes, as far as they allow."""
+        ...
+
+    def index_bytes(self) -> int:
+        """What its search indexes occupy on disk (0 where they live elsewhere, e.g. a Chroma server)."""
+        ...
+
     def pending(self, mode: SearchMode = "hybrid") -> set[str]:
         """Namespaces whose chunks are not all searchable yet in that mode."""
         ...

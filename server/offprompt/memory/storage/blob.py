@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import threading
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 from offprompt.artifacts import Artifact, BlobArtifact
 from offprompt.errors import NotFoundError
 from offprompt.memory.storage.base import StoredItem
+from offprompt.memory.storage.files import write_atomically
 
 
 def _payload(artifact: Artifact) -> bytes:
@@ -43,17 +43,6 @@ class MemoryBlobStorage:
 
     def namespaces(self) -> set[str]:
         return {namespace for namespace, _ in self._blobs}
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write to a temporary file, flush it to disk, then rename: readers see all or nothing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
 
 
 class FileBlobStorage:

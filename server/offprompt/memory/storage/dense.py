@@ -13,6 +13,7 @@ Chroma and the model load on first use (about two seconds), never at start-up.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 from collections.abc import Collection, Mapping, Sequence
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from offprompt.errors import ConfigError, IncompatibleStoreError
+from offprompt.memory.storage.files import FILE_MODE, disk_bytes, private_file, sqlite_used_bytes
 from offprompt.memory.storage.lexical import ChunkRecord
 
 if TYPE_CHECKING:
@@ -145,6 +147,9 @@ class ChromaDenseIndex:
             name = f"{name}-{id(self)}"
         else:
             assert self._location.path is not None
+            # Private from the start: Chroma makes its files with the default mode (its segment files are
+            # fixed when the memory is next opened; the 0700 directory already keeps them from other users).
+            private_file(self._location.path / "chroma.sqlite3")
             self._client = chromadb.PersistentClient(path=str(self._location.path), settings=settings)
         try:
             existing = self._client.get_collection(name, embedding_function=None)
@@ -241,10 +246,21 @@ class ChromaDenseIndex:
         with self._lock:
             if self._collection is None:
                 # Opening Chroma costs a second; note the namespace and drop its chunks when it opens.
-                with open(self._tombstones, "a", encoding="utf-8") as f:
+                fd = os.open(self._tombstones, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+                with os.fdopen(fd, "a", encoding="utf-8") as f:
                     f.write(namespace + "\n")
                 return
         self._collection.delete(where={"namespace": namespace})
+
+    def disk_bytes(self) -> int:
+        """A persistent store's files (its SQLite file by used pages); 0 for an ephemeral or remote one."""
+        path = self._location.path
+        if self._location.mode != "persistent" or path is None or not path.is_dir():
+            return 0
+        database = path / "chroma.sqlite3"
+        wal = path / "chroma.sqlite3-wal"
+        others = disk_bytes(path) - disk_bytes(database) - (disk_bytes(wal) if wal.exists() else 0)
+        return sqlite_used_bytes(database) + others
 
     def delete_item(self, namespace: str, item: int) -> None:
         """Drop one item's vectors, e.g. those of an earlier chunking before it is embedded again."""

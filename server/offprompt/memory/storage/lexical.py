@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from offprompt.memory.storage.files import sqlite_used_bytes
 from offprompt.memory.storage.sqlite_db import SqliteDb
 
 __all__ = ["ChunkRecord", "LexicalHit", "SqliteLexicalIndex", "identifiers", "terms"]
@@ -165,7 +166,11 @@ class SqliteLexicalIndex:
     """Chunks and their terms in one SQLite file; safe to use from several threads."""
 
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self._path = path
         self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "synchronous = NORMAL"), readonly=readonly)
+
+    def disk_bytes(self) -> int:
+        return sqlite_used_bytes(self._path)
 
     def add(
         self,
@@ -267,6 +272,12 @@ class SqliteLexicalIndex:
         with self._sql.lock:
             rows = self._sql.db.execute("SELECT namespace, item, COUNT(*) FROM chunks GROUP BY namespace, item")
             return {(ns, int(item)): int(n) for ns, item, n in rows}
+
+    def reclaim(self) -> None:
+        # FTS5 deletes only mark entries deleted; merging the segments drops them and frees their pages.
+        with self._sql.transaction() as db:
+            db.execute("INSERT INTO terms(terms) VALUES ('optimize')")
+        self._sql.reclaim()
 
     @staticmethod
     def _drop(db: sqlite3.Connection, where: str, args: tuple[object, ...]) -> None:

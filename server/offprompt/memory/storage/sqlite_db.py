@@ -8,6 +8,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from offprompt.memory.storage.files import private_file
+
 
 class SqliteDb:
     """A connection in autocommit mode behind a lock; `transaction()` groups writes atomically."""
@@ -22,7 +24,7 @@ class SqliteDb:
                 raise FileNotFoundError(path)
             self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(path)  # 0600 before SQLite makes it 0644 (its -wal and -shm files copy the mode)
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         with self.lock:
             for pragma in pragmas:
@@ -39,6 +41,12 @@ class SqliteDb:
                 self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
+
+    def reclaim(self) -> None:
+        """Move the write-ahead log into the database and truncate it, so space freed by deletes is counted
+        free (and reused) rather than held by the log."""
+        with self.lock:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         with self.lock:

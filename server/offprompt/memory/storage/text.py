@@ -47,8 +47,8 @@ from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
 from offprompt.memory.storage.base import Hit, IndexState, LineMatch, SearchMode, StoredItem, Window
-from offprompt.memory.storage.blob import write_atomically
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
+from offprompt.memory.storage.files import private_dir, write_atomically
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
 from offprompt.tokens import TokenIndex, index_tokens
@@ -123,7 +123,7 @@ class IndexedTextStorage:
         self._raw = root / "raw"
         self.readonly = readonly
         if not readonly:
-            self._raw.mkdir(parents=True, exist_ok=True)
+            private_dir(self._raw)
         self._lexical = lexical
         self._dense = dense
         self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
@@ -236,6 +236,15 @@ class IndexedTextStorage:
         with self._state:
             return sum(self._pending_lexical.values()), sum(self._pending_dense.values())
 
+    def reclaim(self) -> None:
+        """After deletes: let the lexical index's log go, so what they freed counts as free."""
+        with self._write_lock:
+            self._lexical.reclaim()
+
+    def index_bytes(self) -> int:
+        """What the search indexes occupy on this machine's disk (0 for one that lives elsewhere)."""
+        return self._lexical.disk_bytes() + self._dense.disk_bytes()
+
     # -- reading -------------------------------------------------------------
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window:
@@ -309,6 +318,8 @@ class IndexedTextStorage:
         data = self._require(namespace, item).read_bytes()
         sidecar = json.loads(self._path(namespace, item, ".json").read_bytes())
         entries = outline.build(data, sidecar["kind"], sidecar.get("hint", ""), self.token_index(namespace, item))
+        if self.readonly:
+            return entries  # the command line beside a server: made, not written
         with self._write_lock:
             if self._path(namespace, item, ".txt").exists():
                 write_atomically(path, outline.dumps(entries))

@@ -1,0 +1,113 @@
+"""A memory's files on disk: private to the user who runs offprompt, written atomically, swept when opened.
+
+Stored results may be sensitive (`"off_prompt": "always"`), so a memory's directory is 0700 and its files
+0600. The modes are set on each file and directory as it is made, not through the process umask: the
+downstream servers offprompt starts would inherit a umask.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+import stat
+import threading
+from pathlib import Path
+from typing import Final
+
+DIR_MODE: Final = 0o700
+FILE_MODE: Final = 0o600
+#: What `write_atomically` names its temporary files: `.{name}.{pid}.{thread}.tmp`.
+_TEMPORARY = re.compile(r"^\..+\.\d+\.\d+\.tmp$")
+
+
+def private_dir(path: Path) -> None:
+    """Make `path` and its missing parents, each 0700."""
+    missing = []
+    for parent in (path, *path.parents):
+        if parent.is_dir():
+            break
+        missing.append(parent)
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, DIR_MODE)
+        os.chmod(directory, DIR_MODE)  # mkdir's mode is cut by the umask
+
+
+def private_file(path: Path) -> None:
+    """Create `path` empty and 0600 unless it exists (SQLite then gives its -wal and -shm files the same mode)."""
+    private_dir(path.parent)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE))
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write to a temporary file, flush it to disk, then rename: readers see all or nothing."""
+    private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+
+
+def secure_and_sweep(directory: Path) -> int:
+    """Set the private modes on everything under `directory` (memories made before they were private, files
+    Chroma writes with the default mode), and remove the temporary files of writes a killed process left
+    half done. Only for a directory this process holds the lock of. Returns how many bytes were swept."""
+    swept = 0
+    os.chmod(directory, DIR_MODE)
+    for root, dirs, files in os.walk(directory):
+        for name in dirs:
+            _chmod(Path(root, name), DIR_MODE)
+        for name in files:
+            path = Path(root, name)
+            if _TEMPORARY.match(name):
+                try:
+                    swept += path.stat().st_size
+                    path.unlink()
+                except FileNotFoundError:
+                    pass
+                continue
+            _chmod(path, FILE_MODE)
+    return swept
+
+
+def _chmod(path: Path, mode: int) -> None:
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode) and stat.S_IMODE(os.stat(path).st_mode) != mode:
+            os.chmod(path, mode)
+    except FileNotFoundError:
+        pass
+
+
+def disk_bytes(path: Path) -> int:
+    """What the files under `path` (or the file itself) occupy, in bytes of their sizes."""
+    if path.is_file():
+        return path.stat().st_size
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):  # deleted while we walk
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
+def sqlite_used_bytes(path: Path) -> int:
+    """What a SQLite file and its WAL occupy, less the database's free pages (the next writes reuse those)."""
+    if not path.exists():
+        return 0
+    wal = path.with_name(path.name + "-wal")
+    occupied = path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        try:
+            page_size = int(db.execute("PRAGMA page_size").fetchone()[0])
+            free = int(db.execute("PRAGMA freelist_count").fetchone()[0])
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return occupied
+    return max(occupied - page_size * free, 0)

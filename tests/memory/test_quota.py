@@ -1,0 +1,74 @@
+"""The quota (`max_bytes`): what the memory really occupies on disk, and never a reference that dies."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from offprompt.artifacts import TextArtifact
+from offprompt.errors import NotFoundError, QuotaError
+from offprompt.memory.storage.files import disk_bytes
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+
+def _log(seed: int, lines: int = 300) -> str:
+    rng = random.Random(seed)
+    words = "alpha beta gamma delta timeout connection server request retry error socket buffer".split()  # noqa: SIM905
+    return "\n".join(" ".join(f"{rng.choice(words)}{rng.randint(0, 999)}" for _ in range(12)) for _ in range(lines))
+
+
+def test_a_result_bigger_than_the_whole_quota_is_refused_and_the_others_stay(settings: MemorySettings) -> None:
+    memory = TaskMemory.open(replace(settings, max_bytes=100_000, chroma="ephemeral"))
+    try:
+        small = memory.store([TextArtifact(value="kept " * 2000)], tool="t.small")
+        with pytest.raises(QuotaError) as refused:
+            memory.store([TextArtifact(value="x" * 150_000)], tool="t.huge")
+        message = str(refused.value)
+        assert "150,000 bytes" in message
+        assert "max_bytes" in message
+        assert "100,000" in message
+        # No reference was handed out for it, nothing of it is left on disk, and the earlier one still reads.
+        assert [r.namespace for r in memory.list()] == [small.namespace]
+        assert memory.text.namespaces() == {small.namespace}
+        assert memory.load(small.namespace).to_text() == "kept " * 2000
+    finally:
+        memory.close()
+
+
+def test_a_reference_just_handed_out_survives_the_next_listing_even_when_its_indexes_fill_the_quota(
+    settings: MemorySettings,
+) -> None:
+    memory = TaskMemory.open(replace(settings, max_bytes=60_000, chroma="ephemeral"))
+    try:
+        ref = memory.store([TextArtifact(value=_log(1))], tool="t")  # 35 KB, well under the quota alone
+        assert memory.text.wait_chunked(None, timeout=120)
+        assert memory.used_bytes() > 60_000  # with its lexical index and the catalog it is over
+        assert [r.namespace for r in memory.list()] == [ref.namespace]
+        assert memory.window(ref.namespace, 0, 0, 10).text
+    finally:
+        memory.close()
+
+
+def test_the_quota_counts_the_indexes_and_the_oldest_outputs_go_first(settings: MemorySettings) -> None:
+    memory = TaskMemory.open(replace(settings, max_bytes=None, chroma="ephemeral"))
+    try:
+        refs = []
+        for seed in range(4):
+            refs.append(memory.store([TextArtifact(value=_log(seed))], tool=f"t.{seed}"))
+            assert memory.text.wait_chunked(None, timeout=120)
+        raw = sum(r.record.bytes for r in refs)
+        on_disk = disk_bytes(settings.directory)
+        assert memory.used_bytes() > raw * 1.5  # the token and lexical indexes and the catalog count too
+        assert memory.used_bytes() >= 0.8 * on_disk
+        # A quota the payloads alone fit in, but not with their indexes: the oldest go until the rest fits.
+        memory.max_bytes = (raw + memory.used_bytes()) // 2
+        kept = [r.namespace for r in memory.list()]
+        assert 0 < len(kept) < 4
+        assert kept == [r.namespace for r in reversed(refs)][: len(kept)]  # newest first; the oldest went
+        assert memory.used_bytes() <= memory.max_bytes
+        with pytest.raises(NotFoundError):
+            memory.load(refs[0].namespace)
+    finally:
+        memory.close()
