@@ -5,6 +5,7 @@
     ├── MemoryLockedError        another process holds the memory's data directory
     ├── NotFoundError            no such namespace or item
     ├── InvalidArgumentError     a tool argument is out of range (offset, regex, top_k)
+    ├── SearchTimeLimitError     a search ran past its time limit (a backtracking regex)
     ├── IncompatibleStoreError   a stored collection was built by another embedding function
     └── DownstreamError          a proxied server failed
         ├── DownstreamUnavailableError   it failed to start, or died
@@ -34,6 +35,10 @@ class NotFoundError(OffpromptError):
 
 class InvalidArgumentError(OffpromptError):
     """A tool argument is out of range or malformed."""
+
+
+class SearchTimeLimitError(OffpromptError):
+    """A search ran past its time limit and was stopped."""
 
 
 class IncompatibleStoreError(OffpromptError):
