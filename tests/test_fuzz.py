@@ -74,12 +74,27 @@ def test_memory_tools_answer_any_arguments_with_a_result(tmp_path: Path, monkeyp
         memory.close()
 
 
-_ids = st.none() | st.integers(min_value=-(2**70), max_value=2**70) | st.text(max_size=8) | st.floats() | st.lists(
-    st.integers(), max_size=2
+_ids = (
+    st.none()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.text(max_size=8)
+    | st.floats()
+    | st.lists(st.integers(), max_size=2)
 )
 _methods = st.sampled_from(
-    ["tools/call", "tools/list", "ping", "initialize", "resources/read", "resources/list", "prompts/get",
-     "notifications/cancelled", "notifications/initialized", "logging/setLevel", "nope"]
+    [
+        "tools/call",
+        "tools/list",
+        "ping",
+        "initialize",
+        "resources/read",
+        "resources/list",
+        "prompts/get",
+        "notifications/cancelled",
+        "notifications/initialized",
+        "logging/setLevel",
+        "nope",
+    ]
 ) | st.text(max_size=12)
 _message = st.fixed_dictionaries(
     {"jsonrpc": st.sampled_from(["2.0", "1.0"]), "method": _methods},
@@ -98,7 +113,8 @@ def test_stdio_answers_any_line_and_keeps_serving(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    assert process.stdin is not None and process.stdout is not None
+    assert process.stdin is not None
+    assert process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
     lines: queue.Queue[bytes] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(raw) for raw in stdout], daemon=True).start()
@@ -112,7 +128,8 @@ def test_stdio_answers_any_line_and_keeps_serving(tmp_path: Path) -> None:
         """Read until the answer to `request_id`; every line before it must be well-formed JSON-RPC."""
         while True:
             message = json.loads(lines.get(timeout=HANG_SECONDS))  # queue.Empty: a hang
-            assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", message
+            assert isinstance(message, dict), message
+            assert message.get("jsonrpc") == "2.0", message
             assert "method" in message or ("result" in message) != ("error" in message), message
             if "error" in message:
                 assert isinstance(message["error"].get("code"), int), message

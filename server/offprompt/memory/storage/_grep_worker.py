@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 if sys.platform != "win32":
@@ -35,17 +36,24 @@ def _excerpt(line: str, start: int, end: int, limit: int) -> str:
     return ("…" if a > 0 else "") + line[a:b] + ("…" if b < len(line) else "")
 
 
-def _lines(f: BinaryIO) -> Any:
-    """(line, byte offset) of each line, read one at a time; like str.split("\\n"), a final newline (or an
-    empty file) ends with one empty line."""
-    position = 0
-    last = b"\n"
-    for raw in f:
-        last = raw
-        yield raw.rstrip(b"\n").decode("utf-8"), position
-        position += len(raw)
-    if last.endswith(b"\n"):
-        yield "", position
+#: Bytes read at a time: a block's whole lines are decoded and split at once (as fast as reading the file whole,
+#: in constant memory); a longer line is held whole until its newline.
+_BLOCK = 1 << 20
+
+
+def _blocks(f: BinaryIO) -> Iterator[list[str]]:
+    """The file's lines, a block's worth at a time; like str.split("\\n"), a final newline (or an empty file)
+    ends with one empty line."""
+    pending: list[bytes] = []  # the start of a line that has not ended yet
+    while block := f.read(_BLOCK):
+        cut = block.rfind(b"\n")
+        if cut == -1:
+            pending.append(block)
+            continue
+        pending.append(block[:cut])
+        yield b"".join(pending).decode("utf-8").split("\n")
+        pending = [block[cut + 1 :]]
+    yield [b"".join(pending).decode("utf-8")]
 
 
 def _grep(job: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +61,8 @@ def _grep(job: dict[str, Any]) -> dict[str, Any]:
         regex = re.compile(job["pattern"])
     except (re.error, OverflowError, RecursionError) as exc:
         return {"error": str(exc)}
-    limit = int(job["max_matches"])
+    search = regex.search
+    limit, excerpt_chars = int(job["max_matches"]), int(job["excerpt_chars"])
     matches: list[list[Any]] = []
     for path, namespace, item in job["files"]:
         try:
@@ -61,15 +70,18 @@ def _grep(job: dict[str, Any]) -> dict[str, Any]:
         except FileNotFoundError:
             continue  # deleted while we searched
         with f:
-            for line_no, (line, position) in enumerate(_lines(f), start=1):
-                found = regex.search(line)
-                if not found:
-                    continue
-                if len(matches) >= limit:
-                    return {"matches": matches, "truncated": True}
-                at = position + len(line[: found.start()].encode("utf-8"))
-                excerpt = _excerpt(line.rstrip("\r"), found.start(), found.end(), int(job["excerpt_chars"]))
-                matches.append([namespace, item, line_no, at, excerpt])
+            line_no, position = 0, 0
+            for lines in _blocks(f):
+                for line in lines:
+                    line_no += 1
+                    found = search(line)
+                    if found:
+                        if len(matches) >= limit:
+                            return {"matches": matches, "truncated": True}
+                        at = position + len(line[: found.start()].encode("utf-8"))
+                        excerpt = _excerpt(line.rstrip("\r"), found.start(), found.end(), excerpt_chars)
+                        matches.append([namespace, item, line_no, at, excerpt])
+                    position += 1 + (len(line) if line.isascii() else len(line.encode("utf-8")))
     return {"matches": matches, "truncated": False}
 
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import selectors
+import queue
 import subprocess
 import sys
 import threading
@@ -47,7 +46,7 @@ class _Worker:
     def __init__(self) -> None:
         # -I: stdlib only, no user site or PYTHONPATH; close_fds (the default) keeps the memory's lock out of it.
         self.process = subprocess.Popen(
-            [sys.executable, "-I", str(_SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+            [sys.executable, "-I", str(_SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
 
     def ask(self, job: dict[str, Any], deadline: float) -> dict[str, Any]:
@@ -55,6 +54,7 @@ class _Worker:
         assert stdin is not None
         assert stdout is not None
         stdin.write(json.dumps(job).encode() + b"\n")
+        stdin.flush()
         answer: dict[str, Any] = json.loads(_read_line(stdout, deadline))
         return answer
 
@@ -69,20 +69,16 @@ class _Worker:
 
 
 def _read_line(stdout: IO[bytes], deadline: float) -> bytes:
-    """One answer line, or TimeoutError at `deadline`."""
-    chunks: list[bytes] = []
-    with selectors.DefaultSelector() as selector:
-        selector.register(stdout, selectors.EVENT_READ)
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not selector.select(remaining):
-                raise TimeoutError
-            chunk = os.read(stdout.fileno(), 1 << 20)
-            if not chunk:
-                raise EOFError("the grep worker exited")
-            chunks.append(chunk)
-            if chunk.endswith(b"\n"):
-                return b"".join(chunks)
+    """One answer line, or TimeoutError at `deadline` (a reader thread: pipes have no timeout on every OS)."""
+    box: queue.Queue[bytes] = queue.Queue(maxsize=1)
+    threading.Thread(target=lambda: box.put(stdout.readline()), name="offprompt-grep-answer", daemon=True).start()
+    try:
+        line = box.get(timeout=max(deadline - time.monotonic(), 0.0))
+    except queue.Empty:
+        raise TimeoutError from None  # the caller kills the worker, which ends the reader thread
+    if not line:
+        raise EOFError("the grep worker exited")
+    return line
 
 
 class GrepWorkers:
