@@ -183,6 +183,7 @@ class _ServerBase(BaseModel):
     tools: dict[str, ToolPolicy] = Field(default_factory=dict)  # keyed by the downstream tool name
     timeout_seconds: float | None = Field(default=None, gt=0)  # None: offprompt.call_timeout_seconds
     disabled: bool = False
+    roots: list[str] = Field(default_factory=list)  # roots/list for clients that send none (paths or URIs)
 
     def policy_for(self, tool_name: str) -> OffPrompt:
         """The tool's own `off_prompt` if set, else the server's."""
