@@ -211,7 +211,7 @@ def test_a_line_nested_too_deep_or_too_long_gets_a_parse_error_and_the_next_line
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_downstream_line_without_end_fails_its_call_and_the_server_is_restarted(tmp_path: Path) -> None:
     log = tmp_path / "flood-starts"
-    flood = {"command": sys.executable, "args": [FLOOD], "env": {"FLOOD_LOG": str(log), "FLOOD_BYTES": str(64 << 20)}}
+    flood = {"command": sys.executable, "args": [FLOOD], "env": {"FLOOD_LOG": str(log), "FLOOD_BYTES": str(256 << 20)}}
     line = Line(
         tmp_path,
         counters={},
@@ -226,8 +226,9 @@ def test_a_downstream_line_without_end_fails_its_call_and_the_server_is_restarte
     text = flooded["result"]["content"][0]["text"]
     assert "longer than 1,048,576 bytes" in text
     assert "starts it again" in text
-    # The 64 MiB were never buffered (today they stay in memory until the server dies).
-    assert rss_bytes(line.process.pid) - before < 32 << 20
+    # The 256 MiB were never buffered (today they stay in memory until the server dies); the margin is for
+    # what a first error and the background warm-up load.
+    assert rss_bytes(line.process.pid) - before < 128 << 20
     assert line.call(3, "flood__echo", {"text": "back"})["result"]["content"][0]["text"] == "back"
     assert len(log.read_text().split()) == 2  # started again
     assert line.close() == 0
