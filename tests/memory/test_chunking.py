@@ -204,3 +204,14 @@ def test_embedding_text_is_linear_in_a_run_of_letters() -> None:
         "assert text.startswith('aaa') and text.endswith('yyy'), text[:20]"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_heading_followed_by_a_long_run_of_spaces_is_chunked_in_linear_time() -> None:
+    # The heading regex took cubic time here (10 s for 1,000 spaces), holding the GIL while a result was
+    # indexed: every call waited. A subprocess with a generous timeout is the hang guard.
+    code = (
+        "from offprompt.memory.chunking import chunk; "
+        "chunks = chunk(('# Title' + ' ' * 40_000 + 'end\\n## Next ##  \\nbody\\n').encode()); "
+        "assert chunks[0].titles.startswith('Title'), chunks"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
