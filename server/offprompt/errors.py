@@ -6,6 +6,7 @@
     ├── NotFoundError            no such namespace or item
     ├── InvalidArgumentError     a tool argument is out of range (offset, regex, top_k, a jq expression)
     ├── LimitExceededError       a jq expression ran past its time, output or memory limit
+    ├── SearchTimeLimitError     a search ran past its time limit (a backtracking regex)
     ├── IncompatibleStoreError   a stored collection was built by another embedding function
     ├── QuotaError               a result is bigger than the memory's whole quota (max_bytes)
     ├── UnknownSecretError       a call's arguments hold a secret handle this caller was not given
@@ -42,6 +43,10 @@ class InvalidArgumentError(OffpromptError):
 
 class LimitExceededError(OffpromptError):
     """A memory_select expression was stopped by one of its limits (time, output, memory)."""
+
+
+class SearchTimeLimitError(OffpromptError):
+    """A search ran past its time limit and was stopped."""
 
 
 class IncompatibleStoreError(OffpromptError):

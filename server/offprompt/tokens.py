@@ -201,7 +201,9 @@ class TokenIndex:
 
     def token_at(self, byte_offset: int) -> int:
         """The token that holds `byte_offset`: a window from it includes that byte."""
-        return max(int(np.searchsorted(self.offsets, byte_offset, side="right")) - 1, 0)
+        # The needle in the offsets' own dtype: a Python int would make numpy copy them all to int64 first.
+        needle = self.offsets.dtype.type(min(byte_offset, int(np.iinfo(self.offsets.dtype).max)))
+        return max(int(np.searchsorted(self.offsets, needle, side="right")) - 1, 0)
 
     def to_bytes(self) -> bytes:
         return self.offsets.astype("<u4").tobytes()

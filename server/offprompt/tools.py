@@ -11,13 +11,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
 import mcp_types as mt
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, to_block
 from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
@@ -54,8 +54,48 @@ def blob_too_big(memory_name: str, namespace: str, item: int, kind: str, raw_byt
     )
 
 
+#: Longest memory_query query (a question, not a document: longer ones cost seconds of tokenising and matching).
+MAX_QUERY_CHARS = 4000
+#: Longest memory_grep pattern.
+MAX_PATTERN_CHARS = 1000
+#: Longest memory_select expression.
+MAX_EXPRESSION_CHARS = 4000
+#: Longest string in any other argument (namespaces are 16 characters).
+MAX_NAME_CHARS = 200
+
+
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: "10" and true are not numbers; a client that sends them gets told, not guessed at.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="after")
+    def _bounded_text(self) -> _Args:
+        """Every string is valid Unicode and of a sensible size (checked here, so the JSON schema stays small)."""
+        limits = {"query": MAX_QUERY_CHARS, "pattern": MAX_PATTERN_CHARS, "expression": MAX_EXPRESSION_CHARS}
+        for name, value in self:
+            if not isinstance(value, str):
+                continue
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(
+                    f"{name} holds a lone surrogate ({value[exc.start]!r} at character {exc.start}), which is not "
+                    "valid Unicode text: send the text as valid UTF-8"
+                ) from None
+            limit = limits.get(name, MAX_NAME_CHARS)
+            if len(value) > limit:
+                raise ValueError(
+                    f"{name} is {len(value):,} characters long; the limit is {limit:,}: send a shorter {name}"
+                )
+        return self
+
+
+class _Scoped(_Args):
+    @model_validator(mode="after")
+    def _namespace_given(self) -> _Scoped:
+        if getattr(self, "artifact_namespace", None) == "":
+            raise ValueError("artifact_namespace is empty: name one output, or omit artifact_namespace to search all")
+        return self
 
 
 class LoadArgs(_Args):
@@ -67,7 +107,7 @@ class LoadArgs(_Args):
     max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW, description="How many tokens to read.")
 
 
-class QueryArgs(_Args):
+class QueryArgs(_Scoped):
     query: str = Field(
         description="What you are looking for: a question, a description, or the exact names it involves."
     )
@@ -87,7 +127,7 @@ class OutlineArgs(_Args):
     offset: int = Field(default=0, ge=0, description="First entry: 0, or next_offset.")
 
 
-class GrepArgs(_Args):
+class GrepArgs(_Scoped):
     pattern: str = Field(description="A Python regular expression, matched against each line.")
     artifact_namespace: str | None = Field(default=None, description="Search only this output; omit to search all.")
     max_matches: int = Field(default=50, ge=1, le=1000, description="Stop after this many matching lines.")
@@ -235,8 +275,9 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
 
 
 async def memory_grep(memory: TaskMemory, args: GrepArgs, owner: str | None) -> mt.CallToolResult:
+    # The search runs in a worker process that shutdown kills: a cancelled call need not wait for it.
     matches, truncated = await anyio.to_thread.run_sync(
-        memory.grep, args.pattern, args.artifact_namespace, args.max_matches, owner
+        memory.grep, args.pattern, args.artifact_namespace, args.max_matches, owner, abandon_on_cancel=True
     )
     lines = [f"{m.namespace} item {m.item} line {m.line} offset {m.offset}: {m.text}" for m in matches]
     if not matches:
@@ -298,12 +339,31 @@ def _timestamp(seconds: float | None) -> str | None:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="seconds")
 
 
+#: memory_list shows each stored call's argument values cut to this many characters (of their JSON) ...
+MAX_ARGUMENT_CHARS = 300
+#: ... and at most this many of them: one answer stays small whatever was stored.
+MAX_ARGUMENTS_SHOWN = 20
+
+
+def shown_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of a stored call as memory_list shows them: long values cut, with a marker saying so."""
+    shown: dict[str, Any] = {}
+    for key, value in list(arguments.items())[:MAX_ARGUMENTS_SHOWN]:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if len(text) > MAX_ARGUMENT_CHARS:
+            value = f"{text[:MAX_ARGUMENT_CHARS]}… [cut: {len(text):,} characters]"
+        shown[key[:MAX_ARGUMENT_CHARS]] = value
+    if len(arguments) > MAX_ARGUMENTS_SHOWN:
+        shown["…"] = f"[{len(arguments) - MAX_ARGUMENTS_SHOWN:,} more arguments not shown]"
+    return shown
+
+
 def describe(record: NamespaceRecord, memory_name: str) -> dict[str, Any]:
     return {
         "artifact_namespace": record.namespace,
         "memory_name": memory_name,
         "tool": record.tool,
-        "arguments": record.arguments,
+        "arguments": shown_arguments(record.arguments),
         "kinds": record.kinds,
         "tokens": record.tokens,
         "bytes": record.bytes,
@@ -401,11 +461,18 @@ def parse_args(tool: MemoryTool, arguments: dict[str, Any] | None) -> _Args:
         return tool.args.model_validate(arguments or {})
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-            + (f" (got {e['input']!r})" if e["type"] != "missing" and e["loc"] else "")
+            (f"{'.'.join(str(p) for p in e['loc'])}: " if e["loc"] else "")
+            + e["msg"].removeprefix("Value error, ")
+            + (f" (got {_shown(e['input'])})" if e["type"] != "missing" and e["loc"] else "")
             for e in exc.errors()
         )
         raise InvalidArgumentError(f"invalid arguments for {tool.name}: {problems}. Fix them and call again.") from None
+
+
+def _shown(value: Any) -> str:
+    """A bad argument as the error quotes it: its repr, cut (a wrong value may be megabytes)."""
+    text = repr(value)
+    return text if len(text) <= 100 else f"{text[:100]}… ({len(text):,} characters)"
 
 
 async def call(

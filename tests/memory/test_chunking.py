@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -191,3 +193,25 @@ def test_what_the_model_reads_spells_identifiers_out_and_drops_markup() -> None:
         "self.sigint wait secs 0.25 Called Process Error"
     )
     assert for_embedding("ERR_CONN_RESET\n\n------\nHTTPServer") == "ERR CONN RESET\nHTTP Server"
+
+
+def test_embedding_text_is_linear_in_a_run_of_letters() -> None:
+    # A 40,000-letter run took ~50 s, blocking every call; 100,000 would take minutes. A subprocess with a
+    # generous timeout is the hang guard (no speed assertion).
+    code = (
+        "from offprompt.memory.chunking import for_embedding; "
+        "text = for_embedding('a' * 100_000 + ' ' + 'B' * 100_000 + ' x_' + 'y' * 100_000); "
+        "assert text.startswith('aaa') and text.endswith('yyy'), text[:20]"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_heading_followed_by_a_long_run_of_spaces_is_chunked_in_linear_time() -> None:
+    # The heading regex took cubic time here (10 s for 1,000 spaces), holding the GIL while a result was
+    # indexed: every call waited. A subprocess with a generous timeout is the hang guard.
+    code = (
+        "from offprompt.memory.chunking import chunk; "
+        "chunks = chunk(('# Title' + ' ' * 40_000 + 'end\\n## Next ##  \\nbody\\n').encode()); "
+        "assert chunks[0].titles.startswith('Title'), chunks"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

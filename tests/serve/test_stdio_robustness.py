@@ -13,26 +13,46 @@ from typing import Any
 
 import pytest
 
-from ..support import REPO, offprompt_command
+from offprompt.artifacts import TextArtifact
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+from ..support import REPO, offprompt_command, subprocess_env
 
 COUNTER = str(REPO / "tests" / "servers" / "counter.py")
+FLOOD = str(REPO / "tests" / "servers" / "flood.py")
 
 
 class Line:
     """A client that writes raw JSON-RPC lines to `offprompt serve` and reads its answers."""
 
-    def __init__(self, tmp_path: Path, counters: dict[str, dict[str, str]] | None = None, **offprompt: Any) -> None:
-        """`counters`: the counter servers behind offprompt, by name, with their environment."""
+    def __init__(
+        self,
+        tmp_path: Path,
+        counters: dict[str, dict[str, str]] | None = None,
+        *,
+        env: dict[str, str] | None = None,
+        servers: dict[str, Any] | None = None,
+        initialize: bool = True,
+        **offprompt: Any,
+    ) -> None:
+        """`counters`: the counter servers behind offprompt, by name, with their environment; `servers`: other
+        mcpServers entries; `env`: offprompt's own environment."""
         config = tmp_path / "mcp.json"
         counters = counters if counters is not None else {"counter": {}}
-        servers = {name: {"command": sys.executable, "args": [COUNTER], "env": env} for name, env in counters.items()}
+        servers = {
+            **{name: {"command": sys.executable, "args": [COUNTER], "env": e} for name, e in counters.items()},
+            **(servers or {}),
+        }
         config.write_text(json.dumps({"offprompt": offprompt, "mcpServers": servers}))
         self.process = subprocess.Popen(
             offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data")),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            env=subprocess_env(**(env or {})),
         )
+        if not initialize:
+            return
         self.send(
             {
                 "jsonrpc": "2.0",
@@ -163,3 +183,136 @@ def test_sigterm_stops_the_downstreams_too(tmp_path: Path) -> None:
             return
         time.sleep(0.05)
     pytest.fail(f"the downstream (pid {pid}) outlived offprompt")
+
+
+def rss_bytes(pid: int) -> int:
+    for row in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if row.startswith("VmRSS:"):
+            return int(row.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_a_line_nested_too_deep_or_too_long_gets_a_parse_error_and_the_next_line_an_answer(tmp_path: Path) -> None:
+    line = Line(tmp_path, counters={}, env={"OFFPROMPT_MAX_LINE_BYTES": str(1 << 20)})
+    line.send("[" * 1100 + "]" * 1100)  # orjson refuses past depth 1024; the standard library's parser recursed
+    nested = line.receive()
+    assert nested["id"] is None
+    assert nested["error"]["code"] == -32700
+    line.send("x" * (3 << 20))  # longer than the limit set above
+    long = line.receive()
+    assert long["id"] is None
+    assert long["error"]["code"] == -32700
+    assert "1,048,576 bytes" in long["error"]["message"]
+    answer = line.call(1, "memory_list", {})
+    assert answer["result"]["content"][0]["text"] == 'Memory "default" holds nothing yet.'
+    assert line.close() == 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_downstream_line_without_end_fails_its_call_and_the_server_is_restarted(tmp_path: Path) -> None:
+    log = tmp_path / "flood-starts"
+    flood = {"command": sys.executable, "args": [FLOOD], "env": {"FLOOD_LOG": str(log), "FLOOD_BYTES": str(256 << 20)}}
+    line = Line(
+        tmp_path,
+        counters={},
+        servers={"flood": flood},
+        env={"OFFPROMPT_MAX_LINE_BYTES": str(1 << 20)},
+        call_timeout_seconds=60,
+    )
+    assert line.call(1, "flood__echo", {"text": "up"})["result"]["content"][0]["text"] == "up"
+    before = rss_bytes(line.process.pid)
+    flooded = line.call(2, "flood__flood", {})
+    assert flooded["result"]["isError"] is True
+    text = flooded["result"]["content"][0]["text"]
+    assert "longer than 1,048,576 bytes" in text
+    assert "starts it again" in text
+    # The 256 MiB were never buffered (today they stay in memory until the server dies); the margin is for
+    # what a first error and the background warm-up load.
+    assert rss_bytes(line.process.pid) - before < 128 << 20
+    assert line.call(3, "flood__echo", {"text": "back"})["result"]["content"][0]["text"] == "back"
+    assert len(log.read_text().split()) == 2  # started again
+    assert line.close() == 0
+
+
+def _store_runaway_line(tmp_path: Path) -> str:
+    """A memory "default" in tmp_path/data holding the line `(a+)+$` backtracks on for hours."""
+    memory = TaskMemory.open(MemorySettings(name="default", data_dir=tmp_path / "data"))
+    try:
+        return memory.store([TextArtifact(value="a" * 34 + "b\n")], tool="t.t").namespace
+    finally:
+        memory.close()
+
+
+def _grep_workers(pid: int) -> list[int]:
+    """The grep worker processes of `pid`, once one has started."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        children = [c for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+        found = [int(c) for c in children if "_grep_worker" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
+
+
+def _gone(pid: int) -> bool:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _stop_during_a_runaway_grep(line: Line, namespace: str, stop: str) -> None:
+    try:
+        line.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "memory_grep", "arguments": {"pattern": "(a+)+$"}},
+            }
+        )
+        listed = line.call(2, "memory_list", {})  # answered while the grep runs, from the same memory as before
+        assert listed["result"]["_meta"]["offprompt"]["namespaces"][0]["artifact_namespace"] == namespace
+        workers = _grep_workers(line.process.pid)
+        assert len(workers) == 1
+        if stop == "SIGTERM":
+            line.process.send_signal(signal.SIGTERM)
+        else:
+            assert line.process.stdin is not None
+            line.process.stdin.close()
+        assert line.process.wait(timeout=40) == 0  # today: never (the grep holds the GIL)
+    finally:
+        line.process.kill()
+    assert _gone(workers[0]), "the grep worker outlived offprompt"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals, /proc")
+def test_sigterm_or_closing_stdin_stops_a_runaway_grep_and_frees_the_memory(tmp_path: Path) -> None:
+    namespace = _store_runaway_line(tmp_path)
+    _stop_during_a_runaway_grep(Line(tmp_path, counters={}), namespace, "SIGTERM")
+    # The lock was released: the next server opens the same memory, not a sibling (memory_list checks it).
+    _stop_during_a_runaway_grep(Line(tmp_path, counters={}), namespace, "stdin closed")
+    after = Line(tmp_path, counters={})
+    listed = after.call(1, "memory_list", {})
+    assert listed["result"]["_meta"]["offprompt"]["namespaces"][0]["artifact_namespace"] == namespace
+    assert after.close() == 0
+
+
+def test_a_request_before_initialize_is_told_to_initialize_first(tmp_path: Path) -> None:
+    line = Line(tmp_path, counters={}, initialize=False)
+    line.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_list"}})
+    early = line.receive()
+    assert early["id"] == 1
+    assert early["error"]["code"] == -32600  # not -32602 "Invalid request parameters": the parameters were fine
+    assert "send initialize" in early["error"]["message"]
+    line.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    assert line.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    line.send({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": params})
+    line.send({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})  # pipelined right after initialize: served
+    assert line.receive()["id"] == 3
+    assert line.receive()["id"] == 4
+    assert line.close() == 0

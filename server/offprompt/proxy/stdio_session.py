@@ -23,7 +23,7 @@ import mcp_types as mt
 from mcp.shared.exceptions import MCPError
 
 from offprompt._version import __version__
-from offprompt.jsonrpc import dumps, loads
+from offprompt.jsonrpc import MAX_LINE_BYTES, dumps, loads
 
 logger = logging.getLogger(__name__)
 
@@ -104,8 +104,23 @@ class StdioSession:
                     if line.strip():
                         await self._dispatch(line)
                     end = buffer.find(b"\n")
+                if len(buffer) > MAX_LINE_BYTES:
+                    self._overlong()
+                    return
         except (ConnectionError, OSError) as exc:
             self._fail(exc)
+
+    def _overlong(self) -> None:
+        """A line past MAX_LINE_BYTES: its answer is lost, so the calls waiting fail and the server is stopped
+        (its next call starts it again, as after a crash) instead of being buffered without end."""
+        reason = (
+            f"it wrote a message longer than {MAX_LINE_BYTES:,} bytes, which offprompt does not read; "
+            "set OFFPROMPT_MAX_LINE_BYTES to allow longer ones"
+        )
+        logger.error("a downstream server: %s; stopping it", reason)
+        self._fail(MCPError(mt.CONNECTION_CLOSED, reason), reason)
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
 
     async def _handle(self, method: str, params: dict[str, Any]) -> None:
         try:
@@ -113,13 +128,13 @@ class StdioSession:
         except Exception:
             logger.exception("handling %s from a downstream failed", method)
 
-    def _fail(self, exc: BaseException) -> None:
+    def _fail(self, exc: BaseException, reason: str = "Connection closed") -> None:
         if self._closed is None:
             self._closed = exc
         for pending in self._pending.values():
             if not pending.done.is_set():
                 self.failed_requests += 1
-                pending.error = MCPError(mt.CONNECTION_CLOSED, "Connection closed")
+                pending.error = MCPError(mt.CONNECTION_CLOSED, reason)
                 pending.done.set()
 
     async def _dispatch(self, line: bytes) -> None:

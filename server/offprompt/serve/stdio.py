@@ -19,11 +19,10 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from offprompt.jsonrpc import dumps, loads
+from offprompt.jsonrpc import MAX_LINE_BYTES, PARSE_ERROR, dumps, loads
 from offprompt.serve.client_channels import StdioClient
 from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
 
-LINE_LIMIT = 1 << 30  # one JSON-RPC message may be this large (a screenshot, a big file)
 DRAIN_SECONDS = 10.0  # after the client closes stdin, how long calls in flight may still answer
 
 
@@ -55,7 +54,7 @@ class _WriteProtocol(asyncio.Protocol):
 
 async def _stdio_pipes() -> tuple[asyncio.StreamReader, asyncio.WriteTransport, _WriteProtocol]:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
     # Our own descriptors: nothing else in the process may read our stdin or write on the wire.
     stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
     stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
@@ -98,6 +97,7 @@ class _Connection:
         self.to_sdk, self.sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         self.sdk_out, self.from_sdk = anyio.create_memory_object_stream[SessionMessage](16)
         self.sdk_requests: set[str | int] = set()  # ids the SDK has yet to answer
+        self.initialize_seen = False
         self.client = StdioClient(self.write)  # the downstreams' requests to our client go out here
         if lane is not None:
             lane.client = self.client
@@ -136,15 +136,43 @@ class _Connection:
             return
         await self.to_sdk.send(SessionMessage(parsed))
 
+    async def _refused_before_initialize(self, message: dict[str, Any]) -> bool:
+        """A request before `initialize` is answered here, saying so (the SDK answers -32602 "Invalid request
+        parameters", which sends a client looking for a fault in its parameters)."""
+        method = message.get("method")
+        if method == "initialize":
+            self.initialize_seen = True  # requests pipelined after it are served in order, as the SDK does
+        if self.initialize_seen or method in (None, "ping") or not is_request_id(message.get("id")):
+            return False
+        error = {
+            "code": mt.INVALID_REQUEST,
+            "message": f"Server not initialized: send initialize (then notifications/initialized) before {method}",
+        }
+        await self.write({"jsonrpc": "2.0", "id": message["id"], "error": error})
+        return True
+
+    async def parse_error(self, reason: str) -> None:
+        """Answer a line that is no JSON-RPC message, as JSON-RPC says (no id to answer to), and read on."""
+        error = {"code": PARSE_ERROR, "message": f"Parse error: {reason}"}
+        await self.write({"jsonrpc": "2.0", "id": None, "error": error})
+
     async def read_client(self, reader: asyncio.StreamReader, tg: TaskGroup) -> None:
         lane = self.lane
-        while line := await reader.readline():
+        while (line := await _read_line(reader)) != b"":
+            if line is None:
+                await self.parse_error(
+                    f"a message longer than {MAX_LINE_BYTES:,} bytes was dropped (set OFFPROMPT_MAX_LINE_BYTES "
+                    "to allow longer ones)"
+                )
+                continue
             if not line.strip():
                 continue
             try:
                 message = loads(line)
             except ValueError as exc:
-                await self.to_sdk.send(exc)
+                await self.parse_error(str(exc))
+                continue
+            if isinstance(message, dict) and await self._refused_before_initialize(message):
                 continue
             if lane is not None and isinstance(message, dict):
                 method = message.get("method")
@@ -183,3 +211,23 @@ class _Connection:
         else:
             self.sdk_requests.discard(message.get("id"))
             await self.to_sdk_send(message)
+
+
+async def _read_line(reader: asyncio.StreamReader) -> bytes | None:
+    """The next line; b"" when stdin has closed; None for a line longer than MAX_LINE_BYTES, which is dropped
+    a limit's worth at a time (never held whole) up to its newline."""
+    try:
+        return await reader.readuntil(b"\n")
+    except asyncio.IncompleteReadError as exc:
+        return exc.partial  # the last line had no newline (b"": stdin closed)
+    except asyncio.LimitOverrunError:
+        pass
+    while True:
+        try:
+            await reader.readuntil(b"\n")
+            return None
+        except asyncio.LimitOverrunError as exc:
+            # `consumed`: the bytes before the newline, or all buffered ones when none has come yet
+            await reader.readexactly(exc.consumed)
+        except asyncio.IncompleteReadError:
+            return b""

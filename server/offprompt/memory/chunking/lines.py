@@ -25,7 +25,22 @@ _DEFINITION = re.compile(
     r"(?:public|private|protected|static|override|abstract)\s|fn\s|func\s|impl\s|struct\s|interface\s)"
 )
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|@)")
-_ATX_HEADING = re.compile(r"^(#{1,6})\s+(\S.*?)\s*#*\s*$")
+# The closing hashes and spaces are stripped in `_atx_heading`: as a regex (`(\S.*?)\s*#*\s*$`) they took
+# cubic time on a heading followed by a long run of spaces, freezing the server while a result was indexed.
+_ATX_HEADING = re.compile(r"(#{1,6})\s+(\S.*)")
+
+
+def _atx_heading(line: str) -> tuple[int, str] | None:
+    """A Markdown `# Title #` heading's level and title, in linear time."""
+    found = _ATX_HEADING.fullmatch(line)
+    if found is None:
+        return None
+    rest = found.group(2)
+    # The title is what is left without the trailing spaces, closing hashes and spaces, and at least one character.
+    title = rest.rstrip().rstrip("#").rstrip() or rest[0]
+    return len(found.group(1)), title
+
+
 _UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:._])\1{2,}\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -101,10 +116,10 @@ class Lines:
             if _FENCE.match(line):
                 fenced = not fenced
             elif not fenced:
-                atx = _ATX_HEADING.match(line)
+                atx = _atx_heading(line)
                 nxt = self.lines[i + 1].rstrip("\r\n") if i + 1 < self.count else ""
                 if atx:
-                    found.append((i, 1, styles.setdefault("#" * len(atx.group(1)), len(styles) + 1), atx.group(2)))
+                    found.append((i, 1, styles.setdefault("#" * atx[0], len(styles) + 1), atx[1]))
                 elif (
                     line.strip()
                     and not line[0].isspace()

@@ -9,6 +9,11 @@ _TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,80}>")
 _IDENTIFIER = re.compile(
     r"_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*"
 )
+#: A run of word characters, matched without backtracking: `_IDENTIFIER` runs inside one run at a time.
+_RUN = re.compile(r"[A-Za-z0-9_]+")
+#: A longer run is no identifier a model reads (base64, hex): left as it is. This bounds `_IDENTIFIER`, which
+#: backtracks quadratically in a run's length, to linear time over the text.
+MAX_IDENTIFIER_CHARS = 256
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SYMBOLS = re.compile(r"[{}\[\]\"`;()=<>|*#~^$\\]+|[-=_~+.]{3,}")
 _SPACES = re.compile(r"[ \t]+")
@@ -23,7 +28,16 @@ def for_embedding(text: str) -> str:
     """
     text = _ESCAPES.sub(" ", text)
     text = _TAG.sub(" ", text)
-    text = _IDENTIFIER.sub(lambda m: " ".join(_CAMEL.sub(" ", m.group().replace("_", " ")).split()), text)
+    text = _RUN.sub(_split_identifiers, text)
     text = _SYMBOLS.sub(" ", text)
     text = _SPACES.sub(" ", text)
     return _BLANKS.sub("\n", text).strip()
+
+
+def _split_identifiers(run: re.Match[str]) -> str:
+    # _IDENTIFIER never matches across a non-word character, so matching it run by run finds what matching the
+    # whole text finds.
+    word = run.group()
+    if len(word) > MAX_IDENTIFIER_CHARS:
+        return word
+    return _IDENTIFIER.sub(lambda m: " ".join(_CAMEL.sub(" ", m.group().replace("_", " ")).split()), word)

@@ -31,7 +31,6 @@ import json
 import logging
 import os
 import queue
-import re
 import shutil
 import sys
 import threading
@@ -49,6 +48,7 @@ from offprompt.memory.outline import Entry, LineIndex
 from offprompt.memory.storage.base import Hit, IndexState, LineMatch, SearchMode, StoredItem, Window
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
 from offprompt.memory.storage.files import private_dir, write_atomically
+from offprompt.memory.storage.grep import GrepWorkers
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
 from offprompt.tokens import TokenIndex, index_tokens
@@ -133,6 +133,7 @@ class IndexedTextStorage:
         self._chunk_queue: queue.Queue[_Job | None] = queue.Queue()
         self._embed_queue: queue.Queue[_Job | None] = queue.Queue()
         self._threads: list[threading.Thread] = []
+        self._grep = GrepWorkers()
         self._closed = False
         # A read-only view (the command line beside a server), or a short-lived one that only searches, uses the
         # indexes as they are rather than finish an earlier process's indexing.
@@ -339,38 +340,25 @@ class IndexedTextStorage:
     def grep(
         self, pattern: str, namespaces: Sequence[tuple[str, int]], max_matches: int
     ) -> tuple[list[LineMatch], bool]:
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise InvalidArgumentError(f"invalid regular expression {pattern!r}: {exc}") from None
+        """Lines matching `pattern`, searched in a worker process under a time limit (see `grep.py`)."""
         if max_matches <= 0:
             raise InvalidArgumentError(f"max_matches must be at least 1, not {max_matches}")
+        files = [(self._path(namespace, item, ".txt"), namespace, item) for namespace, item in namespaces]
+        found, truncated = self._grep.grep(pattern, files, max_matches, MAX_LINE_CHARS)
+        indexes: dict[tuple[str, int], TokenIndex] = {}
         matches: list[LineMatch] = []
-        for namespace, item in namespaces:
-            path = self._path(namespace, item, ".txt")
-            if not path.exists():
-                continue
-            text = path.read_bytes().decode("utf-8")
-            index: TokenIndex | None = None
-            byte_pos = 0
-            for line_no, line in enumerate(text.split("\n"), start=1):
-                found = regex.search(line)
-                if found:
-                    if len(matches) >= max_matches:
-                        return matches, True
-                    index = index or self.token_index(namespace, item)
-                    at = byte_pos + len(line[: found.start()].encode("utf-8"))
-                    matches.append(
-                        LineMatch(
-                            namespace=namespace,
-                            item=item,
-                            line=line_no,
-                            offset=index.token_at(at),
-                            text=_excerpt(line.rstrip("\r"), found.start(), found.end()),
-                        )
-                    )
-                byte_pos += 1 + (len(line) if line.isascii() else len(line.encode("utf-8")))
-        return matches, False
+        for m in found:
+            key = (m.namespace, m.item)
+            if key not in indexes:
+                try:
+                    # Mapped, not read: a hit costs a few pages of the index, not all of it.
+                    offsets = np.memmap(self._path(m.namespace, m.item, ".idx"), dtype="<u4", mode="r")
+                except (OSError, ValueError):
+                    continue  # deleted since the worker read it
+                indexes[key] = TokenIndex(offsets)
+            offset = indexes[key].token_at(m.at)
+            matches.append(LineMatch(namespace=m.namespace, item=m.item, line=m.line, offset=offset, text=m.text))
+        return matches, truncated
 
     # -- search --------------------------------------------------------------
 
@@ -493,6 +481,7 @@ class IndexedTextStorage:
             self._lexical.close()
             return
         self._closed = True
+        self._grep.close()
         with self._state:
             self._state.notify_all()
         self._chunk_queue.put(None)
@@ -615,16 +604,8 @@ def _read_offset(f: Any, token: int) -> int:
     return int.from_bytes(f.read(_OFFSET_BYTES), "little")
 
 
+#: A grep hit longer than this shows the part around the match.
 MAX_LINE_CHARS = 400
-
-
-def _excerpt(line: str, start: int, end: int) -> str:
-    """The line, or for a very long one (minified JSON, a base64 blob) the part around the match."""
-    if len(line) <= MAX_LINE_CHARS:
-        return line
-    margin = max((MAX_LINE_CHARS - (end - start)) // 2, 40)
-    a, b = max(start - margin, 0), min(end + margin, len(line))
-    return ("…" if a > 0 else "") + line[a:b] + ("…" if b < len(line) else "")
 
 
 def _lower_priority() -> None:
