@@ -200,3 +200,25 @@ async def test_structured_content_that_repeats_the_text_is_kept_but_searched_onc
     assert await read_back(client, ref.namespace, item=1) == json.dumps({"result": body}, ensure_ascii=False)
     grep = await client.call_tool("memory_grep", {"pattern": "volume 7$", "artifact_namespace": ref.namespace})
     assert [(m["item"], m["line"]) for m in meta(grep)["matches"]] == [(0, 8)]
+
+
+async def test_rare_four_byte_characters_read_back_one_token_at_a_time(memory: TaskMemory, client: Client) -> None:
+    text = "Linear B 𐀀𐀁𐀂, italics \U0001d440\U0001d441\U0001d442, CJK Ext. B 𠀀𠀁, cuneiform 𒀀𒀁, 👋🏽\r\n" * 3
+    ref = memory.store([TextArtifact(value=text)], tool="fs.read_file")
+    assert await read_back(client, ref.namespace, window=1) == text
+
+
+async def test_a_grep_hit_in_non_ascii_text_loads_a_window_that_starts_at_the_match(
+    memory: TaskMemory, client: Client
+) -> None:
+    # Multi-byte characters on the lines before and before the match on its line: offsets are in bytes.
+    lines = [f"Grüße {i}: 日本語のログ 🎉 наблюдение ok" for i in range(400)]
+    lines[321] = "Grüße 321: 日本語のログ 🎉 ERR_CONN_RESET upstream closed"
+    ref = memory.store([TextArtifact(value="\n".join(lines))], tool="logs.tail")
+    [match] = meta(await client.call_tool("memory_grep", {"pattern": "ERR_CONN_RESET"}))["matches"]
+    window = await client.call_tool(
+        "memory_load", {"artifact_namespace": ref.namespace, "offset": match["offset"], "max_tokens": 5}
+    )
+    before, found, _ = text_of(window).partition("ERR_CONN_RESET")
+    assert found
+    assert len(before) <= 1  # at most the space the match's first token starts with

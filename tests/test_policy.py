@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 
 import mcp_types as mt
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from offprompt.config import StdioServer
 from offprompt.policy import Thresholds, decide, result_text_size
 from offprompt.proxy.downstreams import Proxy, public_name
+from offprompt.tokens import count_tokens
 
 THRESHOLDS = Thresholds(tokens=4000, blob_bytes=256 * 1024)
 
@@ -60,3 +62,25 @@ def test_colliding_public_names_are_told_apart() -> None:
     routes = proxy.routes()
     assert len(routes) == 2
     assert {(r.server, r.tool) for r in routes.values()} == {("a__b", "c"), ("a", "b__c")}
+
+
+def hex_hashes(tokens: int) -> str:
+    """Lines of sha256 hex digests (a lock file, a git log), cut to exactly `tokens` tokens: under two bytes a
+    token, so far fewer bytes than four times its tokens."""
+    lines = "".join(hashlib.sha256(str(i).encode()).hexdigest() + "\n" for i in range(tokens))
+    low, high = 0, len(lines)
+    while low < high:  # the shortest prefix with that many tokens
+        mid = (low + high) // 2
+        if count_tokens(lines[:mid]) < tokens:
+            low = mid + 1
+        else:
+            high = mid
+    assert count_tokens(lines[:low]) == tokens
+    return lines[:low]
+
+
+def test_dense_text_one_token_over_the_threshold_is_stored_and_at_it_passes() -> None:
+    over, at = hex_hashes(THRESHOLDS.tokens + 1), hex_hashes(THRESHOLDS.tokens)
+    assert len(over.encode()) < 2 * THRESHOLDS.tokens  # a byte pre-check twice too lax would pass it inline
+    assert decide("auto", mt.CallToolResult(content=[mt.TextContent(text=over)]), THRESHOLDS).store
+    assert not decide("auto", mt.CallToolResult(content=[mt.TextContent(text=at)]), THRESHOLDS).store
