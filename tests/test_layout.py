@@ -9,7 +9,17 @@ import sys
 from .support import REPO
 
 PACKAGE = REPO / "server" / "offprompt"
-BELOW_SERVING = ("proxy", "tools.py", "policy.py", "memory", "config", "artifacts.py", "tokens.py", "embedding.py")
+BELOW_SERVING = (
+    "results.py",
+    "proxy",
+    "tools.py",
+    "policy.py",
+    "memory",
+    "config",
+    "artifacts.py",
+    "tokens.py",
+    "embedding.py",
+)
 
 
 def _imports(path: str) -> set[str]:

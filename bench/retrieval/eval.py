@@ -199,10 +199,10 @@ def run(memory: TaskMemory, docs: dict[str, Doc], questions: list[Question]) -> 
 def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict[str, Any]:
     """Where the issue started: fixed 200-token windows, ranked by the same MiniLM's cosine, or by BM25."""
     from offprompt.embedding import MiniLMEmbedding
-    from offprompt.memory.storage.lexical import ChunkRecord, LexicalIndex
+    from offprompt.memory.storage.lexical import ChunkRecord, SqliteLexicalIndex
 
     model = MiniLMEmbedding()
-    lexical = LexicalIndex(tmp / "baseline-lexical.sqlite3")
+    lexical = SqliteLexicalIndex(tmp / "baseline-lexical.sqlite3")
     ranks: dict[str, list[int | None]] = {"dense": [], "lexical": []}
     started = time.perf_counter()
     windows: dict[str, tuple[list[tuple[int, int]], Any]] = {}

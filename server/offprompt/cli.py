@@ -75,6 +75,7 @@ async def _serve(
     listener: socket.socket | None,
 ) -> None:
     from offprompt.proxy.downstreams import Proxy
+    from offprompt.results import ResultBoundary, ResultSettings
     from offprompt.serve.app import build_server
     from offprompt.serve.fastlane import FastLane
     from offprompt.serve.stdio import serve_stdio
@@ -87,14 +88,15 @@ async def _serve(
     # The tokenizer tables load in the background: start-up stays quick, the first large result doesn't wait.
     threading.Thread(target=tokens.warm_up, name="offprompt-warm-up", daemon=True).start()
     async with proxy.running():
-        server = build_server(memory, proxy, settings)
+        results = ResultBoundary(memory, ResultSettings.of(settings))  # one boundary for both paths
+        server = build_server(memory, proxy, settings, results)
         if transport.transport != "stdio":
             await serve_transport(server, transport, _announce, listener)
             return
         async with anyio.create_task_group() as tg:
             # SIGTERM or SIGHUP (a client quitting) ends the session cleanly: downstreams stopped, memory closed.
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
-            await serve_stdio(server, FastLane(proxy, memory, settings))
+            await serve_stdio(server, FastLane(proxy, results))
             tg.cancel_scope.cancel()
 
 

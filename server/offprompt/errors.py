@@ -10,7 +10,8 @@
         ├── DownstreamUnavailableError   it failed to start, or died
         └── DownstreamTimeoutError       a call took longer than its timeout
 
-The one boundary that answers a tool call turns these into `isError` results.
+Two boundaries turn these into `isError` results: `results.ResultBoundary` for proxied and wrapped tools,
+`tools.call` for the memory tools.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 import anyio.to_thread
@@ -22,13 +23,14 @@ import mcp_types as mt
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from pydantic import BaseModel
 
-from offprompt import tokens
+from offprompt import tokens, tools
 from offprompt.config import OffPrompt
 from offprompt.errors import OffpromptError
 from offprompt.memory.siblings import open_free
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
-from offprompt.policy import Thresholds, apply, decide
-from offprompt.tools import TOOLS, parse_args
+from offprompt.policy import Thresholds
+from offprompt.results import CallSite, ResultBoundary, ResultSettings
+from offprompt.tools import TOOLS
 
 logger = logging.getLogger(__name__)
 
@@ -62,9 +64,8 @@ class OffPromptMiddleware:
         self._open_lock = threading.Lock()
         self.off_prompt = off_prompt
         self.tools = dict(tools or {})
-        self.thresholds = thresholds or Thresholds()
-        self.preview_tokens = preview_tokens
         self.source = source
+        self.results = ResultBoundary(self.memory, ResultSettings(thresholds or Thresholds(), preview_tokens))
 
     def memory(self) -> TaskMemory:
         """The memory, opened on first use (it takes the directory lock then, not at import)."""
@@ -102,28 +103,23 @@ class OffPromptMiddleware:
         if memory_tool is not None:
             try:
                 memory = await anyio.to_thread.run_sync(self.memory)
-                return await memory_tool.handler(memory, parse_args(memory_tool, params.get("arguments")), None)
             except OffpromptError as exc:
                 return mt.CallToolResult(content=[mt.TextContent(text=str(exc))], is_error=True)
-        raw = await call_next(ctx)
-        result = mt.CallToolResult.model_validate(_as_dict(raw))
-        mode = self.policy_for(name)
-        if not decide(mode, result, self.thresholds).store:
-            return raw  # untouched, as the server made it
-        try:
-            memory = await anyio.to_thread.run_sync(self.memory)
-            return await apply(
-                memory,
-                result,
-                mode,
-                self.thresholds,
-                tool=f"{self.source}.{name}",
-                arguments=params.get("arguments") or {},
-                preview_tokens=self.preview_tokens,
-            )
-        except OffpromptError as exc:
-            text = f"The result of {name} could not be stored off the prompt: {exc}"
-            return mt.CallToolResult(content=[mt.TextContent(text=text)], is_error=True)
+            return await tools.call(memory, memory_tool, params.get("arguments"), None)
+        arguments = params.get("arguments")
+        site = CallSite(self.source, name, self.policy_for(name), arguments if isinstance(arguments, dict) else None)
+        made: list[tuple[HandlerResult, mt.CallToolResult]] = []
+
+        async def fetch(forwarded: dict[str, Any] | None) -> mt.CallToolResult:
+            call = ctx if forwarded is site.arguments else replace(ctx, params={**params, "arguments": forwarded})
+            raw = await call_next(call)
+            made.append((raw, mt.CallToolResult.model_validate(_as_dict(raw))))
+            return made[0][1]
+
+        answer = await self.results.answer(site, fetch)
+        if made and answer is made[0][1]:
+            return made[0][0]  # untouched, as the server made it
+        return answer
 
 
 def wrap(

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-import anyio.to_thread
 import mcp_types as mt
 
-from offprompt.artifacts import from_result
 from offprompt.config import OffPrompt
-from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import count_tokens_beyond
 
 logger = logging.getLogger(__name__)
@@ -85,30 +79,14 @@ def decide(mode: OffPrompt, result: mt.CallToolResult, thresholds: Thresholds) -
     return Decision(False, f"{tokens:,} tokens")
 
 
-async def apply(
-    memory: TaskMemory,
-    result: mt.CallToolResult,
-    mode: OffPrompt,
-    thresholds: Thresholds,
-    *,
-    tool: str,
-    arguments: Mapping[str, Any] | None,
-    owner: str = "",
-    preview_tokens: int = 0,
-) -> mt.CallToolResult:
-    """The result itself, or, when the policy says so, the reference to where it was stored."""
-    decision = decide(mode, result, thresholds)
-    if not decision.store:
-        return result
-    reference = await anyio.to_thread.run_sync(
-        functools.partial(
-            memory.store,
-            from_result(result),
-            tool=tool,
-            arguments=arguments,
-            owner=owner,
-            preview_tokens=0 if mode == "always" else preview_tokens,  # a sensitive result shows nothing
-        )
-    )
-    logger.info("stored %s as %s: %s", tool, reference.namespace, decision.reason)
-    return reference.to_result()
+def passes_by_size(mode: OffPrompt, is_error: bool, body_bytes: int, thresholds: Thresholds) -> bool:
+    """Whether a result passes through on the size of its JSON alone, unread (the fast lane's shortcut).
+
+    A token is at least one byte of text and a blob's base64 is longer than the blob, so a body no longer than
+    both thresholds is small under every rule of `decide`. Errors and `never` always pass; `always` never does.
+    """
+    if mode == "never" or is_error:
+        return True
+    if mode == "always":
+        return False
+    return body_bytes <= min(thresholds.tokens, thresholds.blob_bytes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,10 +20,12 @@ import mcp_types as mt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, to_block
-from offprompt.errors import InvalidArgumentError, NotFoundError
+from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
 from offprompt.memory.catalog import NamespaceRecord
 from offprompt.memory.storage.base import SearchMode
 from offprompt.memory.task_memory import TaskMemory
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_WINDOW = 2000
 MAX_WINDOW = 20000
@@ -267,3 +270,20 @@ def parse_args(tool: MemoryTool, arguments: dict[str, Any] | None) -> _Args:
             for e in exc.errors()
         )
         raise InvalidArgumentError(f"invalid arguments for {tool.name}: {problems}. Fix them and call again.") from None
+
+
+async def call(
+    memory: TaskMemory, tool: MemoryTool, arguments: dict[str, Any] | None, owner: str | None
+) -> mt.CallToolResult:
+    """Answer one memory tool call: the memory tools' boundary, where errors become `isError` answers."""
+    try:
+        return await tool.handler(memory, parse_args(tool, arguments), owner)
+    except OffpromptError as exc:
+        return _error(str(exc))
+    except Exception as exc:
+        logger.exception("%s failed", tool.name)
+        return _error(f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); see offprompt's log.")
+
+
+def _error(message: str) -> mt.CallToolResult:
+    return mt.CallToolResult(content=[mt.TextContent(text=message)], is_error=True)

@@ -1,8 +1,9 @@
 """Task memory: stores a tool result's artifacts off the prompt and hands back a reference.
 
 The dispatch table maps an artifact type to the storage that keeps it (text
-and JSON to text storage, binaries to blob storage); adding a storage is one
-line. A namespace holds every artifact of one tool result in order, text and
+and JSON to text storage, binaries to blob storage): storing a new artifact
+type elsewhere is one line there. Which storages and indexes a memory has is
+chosen by its settings in `storage/registry.py`. A namespace holds every artifact of one tool result in order, text and
 blobs together. The catalog records where each namespace came from.
 """
 
@@ -35,13 +36,7 @@ from offprompt.artifacts import (
 from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory.catalog import Catalog, ItemRecord, NamespaceRecord
 from offprompt.memory.dirlock import DirectoryLock
-from offprompt.memory.storage import (
-    ChromaLocation,
-    ChromaTextStorage,
-    EmbeddingSpec,
-    FileBlobStorage,
-    MemoryBlobStorage,
-)
+from offprompt.memory.storage import BackendChoice, EmbeddingSpec, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 
 logger = logging.getLogger(__name__)
@@ -169,13 +164,21 @@ class TaskMemory:
         lock = DirectoryLock(directory)
         lock.acquire()
         try:
-            location = ChromaLocation(mode=settings.chroma, path=directory / "chroma", url=settings.chroma_url)
-            blobs: Storage = FileBlobStorage(directory / "blobs") if settings.blobs == "file" else MemoryBlobStorage()
+            backends = open_backends(
+                BackendChoice(
+                    directory=directory,
+                    memory_name=settings.name,
+                    blobs=settings.blobs,
+                    vectors=settings.chroma,
+                    vectors_url=settings.chroma_url,
+                    embedding=settings.embedding,
+                )
+            )
             memory = cls(
                 settings.name,
                 Catalog(directory / "catalog.sqlite3"),
-                ChromaTextStorage(directory / "text", settings.name, location, settings.embedding),
-                blobs,
+                backends.text,
+                backends.blobs,
                 ttl_seconds=settings.ttl_seconds,
                 max_bytes=settings.max_bytes,
                 lock=lock,
@@ -196,10 +199,14 @@ class TaskMemory:
     # -- storing ---------------------------------------------------------------
 
     def storage_for(self, artifact: Artifact) -> Storage:
-        for cls in type(artifact).__mro__:
+        return self.storage_for_type(type(artifact))
+
+    def storage_for_type(self, kind: type[Artifact]) -> Storage:
+        """The storage the dispatch table gives this artifact type (or its nearest base in the table)."""
+        for cls in kind.__mro__:
             if cls in self.storages:
                 return self.storages[cls]
-        raise TypeError(f"no storage for {type(artifact).__name__}")
+        raise TypeError(f"no storage for {kind.__name__}")
 
     def store(
         self,
@@ -280,7 +287,7 @@ class TaskMemory:
         """The whole artifact stored as `item` of `namespace`."""
         found = self.item(namespace, item, owner)
         cls = KINDS[found.kind]
-        payload = self.storages[_base_type(cls)].load(namespace, item)
+        payload = self.storage_for_type(cls).load(namespace, item)
         if issubclass(cls, BlobArtifact):
             return cls(value=payload, mime_type=found.mime_type or cls.mime_type, name=found.name, meta=found.meta)
         text = payload.decode("utf-8")
@@ -390,7 +397,3 @@ def _copy_of(artifact: Artifact, earlier: Sequence[Artifact]) -> int | None:
         if type(other) is TextArtifact and other.value in strings:
             return position
     return None
-
-
-def _base_type(cls: type[Artifact]) -> type[Artifact]:
-    return BlobArtifact if issubclass(cls, BlobArtifact) else TextArtifact

@@ -11,26 +11,26 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import mcp_types as mt
 from anyio.abc import TaskGroup, TaskStatus
-from mcp import ClientSession
-from mcp.client.session import IncomingMessage
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from offprompt.config import HttpServer, OffPrompt, ServerConfig, StdioServer
+from offprompt.config import OffPrompt, ServerConfig, StdioServer
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
-from offprompt.proxy.stdio_session import Process, RawProgress, StdioSession, close_process, open_process
+from offprompt.logs import keep_message_content_out_of_logs
+from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
+from offprompt.proxy.stdio_session import RawProgress, StdioSession
 
 logger = logging.getLogger(__name__)
+keep_message_content_out_of_logs()  # results of HTTP downstreams, `always` ones included
 
 MAX_NAME = 64
 SEPARATOR = "__"
@@ -58,47 +58,6 @@ def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
     return f"{name[: MAX_NAME - 9]}_{digest}"
 
 
-def _child_env(extra: Mapping[str, str]) -> dict[str, str]:
-    # The downstream gets the user's environment (PATH, HOME for npx/uvx) but none of offprompt's secrets.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OFFPROMPT_")}
-    env.update(extra)
-    return env
-
-
-def _http_transport(config: HttpServer) -> AbstractAsyncContextManager[Any]:
-    if config.transport == "sse":
-        from mcp.client.sse import sse_client
-
-        return sse_client(str(config.url), headers=dict(config.headers))
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    return streamable_http_client(str(config.url), http_client=create_mcp_http_client(headers=dict(config.headers)))
-
-
-class McpSession(Protocol):
-    """What the proxy needs of a session: the SDK's `ClientSession` (HTTP, SSE) or the lean `StdioSession`."""
-
-    @property
-    def server_capabilities(self) -> mt.ServerCapabilities | None: ...
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, *, progress_callback: Any = None
-    ) -> mt.CallToolResult: ...
-
-    async def list_tools(self, *, params: mt.PaginatedRequestParams | None = None) -> mt.ListToolsResult: ...
-
-    async def list_prompts(self) -> mt.ListPromptsResult: ...
-
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> mt.GetPromptResult: ...
-
-    async def list_resources(self) -> mt.ListResourcesResult: ...
-
-    async def list_resource_templates(self) -> mt.ListResourceTemplatesResult: ...
-
-    async def read_resource(self, uri: str) -> Any: ...
-
-
 def _where(config: ServerConfig) -> str:
     if isinstance(config, StdioServer):
         return f"command {' '.join([config.command, *config.args])!r}"
@@ -108,9 +67,17 @@ def _where(config: ServerConfig) -> str:
 class Downstream:
     """One of the user's MCP servers, as offprompt sees it."""
 
-    def __init__(self, name: str, config: ServerConfig, on_tools_changed: ChangeFn, place: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        config: ServerConfig,
+        on_tools_changed: ChangeFn,
+        place: str = "",
+        connect: Connect = open_session,
+    ) -> None:
         self.name = name
         self.config = config
+        self._connect = connect
         self.tools_version = 0
         self._tools: list[mt.Tool] = []
         self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
@@ -160,47 +127,18 @@ class Downstream:
             "Check its entry in the offprompt config; offprompt tries again on the next call."
         )
 
-    @asynccontextmanager
-    async def _open(self) -> AsyncIterator[McpSession]:
-        """An initialized session: the lean stdio one for local servers, the SDK's for remote ones."""
-        config = self.config
-        if isinstance(config, StdioServer):
-            process = await open_process(
-                config.command, list(config.args), _child_env(config.env), str(config.cwd) if config.cwd else None
-            )
-            try:
-                async with anyio.create_task_group() as tg:
-                    session = StdioSession(process, self._on_notification)
-                    tg.start_soon(self._watch, session, process)
-                    await session.initialize()
-                    yield session
-                    tg.cancel_scope.cancel()
-            finally:
-                await close_process(process)
-            return
-        assert isinstance(config, HttpServer)
-        async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(_http_transport(config))
-            client = await stack.enter_async_context(ClientSession(read, write, message_handler=self._on_message))
-            await client.initialize()
-            yield client
-
-    async def _watch(self, session: StdioSession, process: Process) -> None:
-        """Notice at once when a local server exits, so its next call can say so and restart it."""
-        await session.read_loop()
-        # A death that cut off a request was reported by that request; only an idle death is left to report.
-        if self._stop is not None and not self._stop.is_set() and session.failed_requests == 0:
-            with anyio.move_on_after(1):
-                await process.wait()
-            self.died = f"exit code {process.returncode}" if process.returncode is not None else "it closed stdout"
-            logger.warning('MCP server "%s" stopped: %s', self.name, self.died)
+    def _exited(self, reason: str | None) -> None:
+        """The connection ended by itself; `reason` says why when no call has reported it yet."""
+        if reason is not None and self._stop is not None and not self._stop.is_set():
+            self.died = reason
+            logger.warning('MCP server "%s" stopped: %s', self.name, reason)
         self.stop()
 
     async def _run(self, *, task_status: TaskStatus[None]) -> None:
         stop = anyio.Event()
         started = False
         try:
-            async with self._open() as session:
+            async with self._connect(self.name, self.config, Hooks(self._on_notification, self._exited)) as session:
                 self.starts += 1
                 self.tools = await _list_all_tools(session)
                 self._session, self._stop, self.error, self.died = session, stop, None, None
@@ -214,10 +152,6 @@ class Downstream:
         finally:
             if self._stop is stop:
                 self._session = self._stop = None
-
-    async def _on_message(self, message: IncomingMessage) -> None:
-        if isinstance(message, mt.ToolListChangedNotification):
-            await self._on_notification("notifications/tools/list_changed", {})
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/tools/list_changed" and self._session is not None:
@@ -336,10 +270,13 @@ class Proxy:
         default_timeout: float | None = 120.0,
         places: Mapping[str, str] | None = None,
         list_wait: float = LIST_WAIT_SECONDS,
+        connect: Connect = open_session,
     ) -> None:
+        """`connect` opens a session to one server (`openers.open_session` by default: a subprocess or HTTP);
+        tests pass one that connects to servers in the same process."""
         places = places or {}
         self.downstreams = {
-            name: Downstream(name, cfg, self._changed, places.get(name, "")) for name, cfg in servers.items()
+            name: Downstream(name, cfg, self._changed, places.get(name, ""), connect) for name, cfg in servers.items()
         }
         self.default_timeout = default_timeout
         self.list_wait = list_wait

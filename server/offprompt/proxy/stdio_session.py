@@ -116,7 +116,7 @@ class StdioSession:
         try:
             message = loads(line)
         except ValueError:
-            logger.warning("a downstream wrote a line that is not JSON: %.200r", line)
+            logger.warning("a downstream wrote a line of %d bytes that is not JSON; it was dropped", len(line))
             return
         if not isinstance(message, dict):
             return

@@ -21,14 +21,15 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, T
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
+from offprompt import tools
 from offprompt._version import __version__
 from offprompt.artifacts import BlobArtifact
 from offprompt.config import OffpromptSettings
 from offprompt.errors import NotFoundError, OffpromptError
 from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
-from offprompt.policy import Thresholds, apply
 from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy
-from offprompt.tools import TOOLS, parse_args
+from offprompt.results import CallSite, ResultBoundary, ResultSettings
+from offprompt.tools import TOOLS
 
 logger = logging.getLogger(__name__)
 
@@ -39,10 +40,6 @@ INSTRUCTIONS = (
     "reference with a memory_name and an artifact_namespace. Use memory_query (by meaning) or memory_grep "
     "(by regex) to find what you need in it, and memory_load to read a token window or get an image back."
 )
-
-
-def error_result(message: str) -> mt.CallToolResult:
-    return mt.CallToolResult(content=[mt.TextContent(text=message)], is_error=True)
 
 
 def owner_of(ctx: Ctx) -> str | None:
@@ -98,11 +95,15 @@ class OffpromptServer(Server[Any]):
 
 
 def build_server(
-    memory: TaskMemory, proxy: Proxy | None = None, settings: OffpromptSettings | None = None
+    memory: TaskMemory,
+    proxy: Proxy | None = None,
+    settings: OffpromptSettings | None = None,
+    results: ResultBoundary | None = None,
 ) -> Server[Any]:
-    """The MCP server: the memory tools and `memory://` resources, plus the proxied tools of `proxy`."""
+    """The MCP server: the memory tools and `memory://` resources, plus the proxied tools of `proxy`, whose
+    results go through `results` (one built from `settings` when not given)."""
     settings = settings or OffpromptSettings()
-    thresholds = Thresholds(tokens=settings.threshold_tokens, blob_bytes=settings.blob_threshold_bytes)
+    results = results or ResultBoundary(memory, ResultSettings.of(settings))
     # One session per client connection, to send it notifications later. The SDK makes a session per
     # request; keyed by its connection (no public accessor yet), it lives as long as the connection.
     sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
@@ -137,37 +138,24 @@ def build_server(
 
     async def call_proxied(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         assert proxy is not None
-        route, result = await proxy.call(params.name, params.arguments, _progress_forwarder(ctx))
-        return await apply(
-            memory,
-            result,
-            proxy.policy(route),
-            thresholds,
-            tool=f"{route.server}.{route.tool}",
-            arguments=params.arguments,
-            owner=owner_of(ctx) or "",
-            preview_tokens=settings.preview_tokens,
-        )
+        route = await proxy.route(params.name)
+        if route is None:
+            raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
+        site = CallSite(route.server, route.tool, proxy.policy(route), params.arguments, owner_of(ctx) or "")
+
+        async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
+            return (await proxy.call(params.name, arguments, _progress_forwarder(ctx)))[1]
+
+        return await results.answer(site, fetch)
 
     async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         remember(ctx)
         tool = TOOLS.get(params.name)
-        if tool is None and (proxy is None or await proxy.route(params.name) is None):
+        if tool is not None:
+            return await tools.call(memory, tool, params.arguments, owner_of(ctx))
+        if proxy is None:
             raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
-        try:
-            if tool is None:
-                return await call_proxied(ctx, params)
-            args = parse_args(tool, params.arguments)
-            return await tool.handler(memory, args, owner_of(ctx))
-        except OffpromptError as exc:
-            return error_result(str(exc))
-        except MCPError:
-            raise  # a downstream's protocol error goes back as it came
-        except Exception as exc:
-            logger.exception("%s failed", params.name)
-            return error_result(
-                f"{params.name} failed unexpectedly ({type(exc).__name__}: {exc}); see offprompt's log."
-            )
+        return await call_proxied(ctx, params)
 
     async def list_resources(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListResourcesResult:
         records = await anyio.to_thread.run_sync(memory.list, 50, owner_of(ctx))

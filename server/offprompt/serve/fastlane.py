@@ -15,18 +15,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import mcp_types as mt
 from anyio.abc import TaskGroup
 from mcp.shared.exceptions import MCPError
 from mcp_types import PROTOCOL_VERSION_META_KEY
-from pydantic import ValidationError
 
-from offprompt.config import OffpromptSettings
-from offprompt.errors import OffpromptError
 from offprompt.jsonrpc import dumps
-from offprompt.memory.task_memory import TaskMemory
-from offprompt.policy import Thresholds, apply
 from offprompt.proxy.downstreams import Proxy, Route
+from offprompt.results import CallSite, ResultBoundary
 from offprompt.tools import TOOLS
 
 logger = logging.getLogger(__name__)
@@ -46,15 +41,11 @@ def is_request_id(value: object) -> bool:
 
 
 class FastLane:
-    """Decides which client messages skip the SDK, and answers those."""
+    """Decides which client messages skip the SDK, and answers those through the result boundary."""
 
-    def __init__(self, proxy: Proxy, memory: TaskMemory, settings: OffpromptSettings) -> None:
+    def __init__(self, proxy: Proxy, results: ResultBoundary) -> None:
         self.proxy = proxy
-        self.memory = memory
-        self.settings = settings
-        self.thresholds = Thresholds(tokens=settings.threshold_tokens, blob_bytes=settings.blob_threshold_bytes)
-        # A body no longer than this many bytes is small under every rule: a token is at least one byte.
-        self.inline_bytes = min(self.thresholds.tokens, self.thresholds.blob_bytes)
+        self.results = results
         self.initialized = False
         self.calls: dict[str | int, anyio.CancelScope] = {}
         self._call_ended = anyio.Event()
@@ -79,7 +70,7 @@ class FastLane:
         route = self.proxy.routes().get(params["name"])
         if route is None or not self.proxy.downstreams[route.server].raw_capable:
             return None
-        return route if self.proxy.policy(route) != "always" else None
+        return route
 
     def start(self, message: dict[str, Any], route: Route, write: Write, tg: TaskGroup) -> None:
         # The scope is registered before the task runs, so a cancellation read right after the call finds it.
@@ -98,15 +89,17 @@ class FastLane:
                 update = {**update, "progressToken": token}  # the client's own token
                 await write({"jsonrpc": "2.0", "method": "notifications/progress", "params": update})
 
+        site = CallSite(route.server, route.tool, self.proxy.policy(route), params.get("arguments"))
+
+        async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:
+            return await self.proxy.call_raw(route, arguments, progress)
+
         with scope:
             try:
-                answer = await self._answer(route, params.get("arguments"), progress)
+                answer = await self.results.relay(site, fetch)
             except MCPError as exc:
                 await write({"jsonrpc": "2.0", "id": request_id, "error": exc.error.model_dump(exclude_none=True)})
                 return
-            except Exception as exc:  # the one boundary of a fast-lane call: the server must not go down
-                logger.exception("relaying %s.%s failed", route.server, route.tool)
-                answer = _error(f"{route.server}.{route.tool} failed in offprompt ({type(exc).__name__}: {exc}).")
             finally:
                 self.calls.pop(request_id, None)
                 self._call_ended.set()
@@ -114,37 +107,6 @@ class FastLane:
                 await write(b'{"jsonrpc":"2.0","id":' + dumps(request_id) + b',"result":' + answer + b"}\n")
             else:
                 await write({"jsonrpc": "2.0", "id": request_id, "result": answer})
-
-    async def _answer(self, route: Route, arguments: dict[str, Any] | None, progress: Any) -> bytes | dict[str, Any]:
-        try:
-            raw = await self.proxy.call_raw(route, arguments, progress)
-        except OffpromptError as exc:
-            return _error(str(exc))
-        if not isinstance(raw, dict):
-            return _error(f"{route.server}.{route.tool} answered with a result that is not an object.")
-        body = dumps(raw)
-        mode = self.proxy.policy(route)
-        if mode == "never" or raw.get("isError") is True or len(body) <= self.inline_bytes:
-            return body
-        try:
-            result = mt.CallToolResult.model_validate(raw)
-        except ValidationError as exc:
-            return _error(
-                f"{route.server}.{route.tool} answered with a malformed tool result: {exc.errors()[0]['msg']}."
-            )
-        try:
-            answer = await apply(
-                self.memory,
-                result,
-                mode,
-                self.thresholds,
-                tool=f"{route.server}.{route.tool}",
-                arguments=arguments,
-                preview_tokens=self.settings.preview_tokens,
-            )
-        except OffpromptError as exc:
-            return _error(f"The result of {route.server}.{route.tool} could not be stored off the prompt: {exc}")
-        return body if answer is result else _dump(answer)
 
     def cancel(self, message: dict[str, Any]) -> bool:
         """Cancel a fast-lane call the client gave up on; False when the SDK owns that request."""
@@ -162,13 +124,3 @@ class FastLane:
             while self.calls:
                 self._call_ended = anyio.Event()
                 await self._call_ended.wait()
-
-
-def _error(text: str) -> dict[str, Any]:
-    return _dump(mt.CallToolResult(content=[mt.TextContent(text=text)], is_error=True))
-
-
-def _dump(result: mt.CallToolResult) -> dict[str, Any]:
-    dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    dumped.pop("resultType", None)  # a 2026-era field; the fast lane serves 2025-era clients
-    return dumped

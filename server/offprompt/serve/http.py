@@ -46,11 +46,13 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from offprompt.errors import ConfigError
+from offprompt.logs import keep_message_content_out_of_logs
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
 logger = logging.getLogger(__name__)
+keep_message_content_out_of_logs()  # the SDK's SSE transport logs whole messages at DEBUG
 
 TransportName = Literal["stdio", "http", "sse"]
 TOKEN_ENV: Final = "OFFPROMPT_AUTH_TOKEN"

@@ -1,17 +1,24 @@
-"""Where artifacts live: text in raw files plus a Chroma index, blobs in a dict or on disk."""
+"""Where artifacts live: text in raw files with a lexical and a dense index, blobs in a dict or on disk.
+
+`base.py` and `indexes.py` hold the protocols, `registry.py` picks the implementations from the settings.
+"""
 
 from offprompt.memory.storage.base import BlobStorage, StoredItem, TextStorage
 from offprompt.memory.storage.blob import FileBlobStorage, MemoryBlobStorage
 from offprompt.memory.storage.dense import ChromaLocation, EmbeddingSpec
-from offprompt.memory.storage.text import ChromaTextStorage
+from offprompt.memory.storage.registry import BackendChoice, Backends, open_backends
+from offprompt.memory.storage.text import IndexedTextStorage
 
 __all__ = [
+    "BackendChoice",
+    "Backends",
     "BlobStorage",
     "ChromaLocation",
-    "ChromaTextStorage",
     "EmbeddingSpec",
     "FileBlobStorage",
+    "IndexedTextStorage",
     "MemoryBlobStorage",
     "StoredItem",
     "TextStorage",
+    "open_backends",
 ]

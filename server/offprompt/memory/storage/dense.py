@@ -28,7 +28,7 @@ from offprompt.memory.storage.lexical import ChunkRecord
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection as ChromaCollection
 
-__all__ = ["ChromaLocation", "DenseIndex", "EmbeddingSpec", "collection_name"]
+__all__ = ["ChromaDenseIndex", "ChromaLocation", "EmbeddingSpec", "collection_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def collection_name(memory_name: str) -> str:
     return cleaned[:512]
 
 
-class DenseIndex:
+class ChromaDenseIndex:
     """Chunk vectors in one Chroma collection per memory, opened on first use."""
 
     def __init__(self, memory_name: str, location: ChromaLocation, spec: EmbeddingSpec, tombstones: Path) -> None:

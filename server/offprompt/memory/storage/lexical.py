@@ -25,7 +25,7 @@ from typing import Final
 
 from offprompt.memory.storage.sqlite_db import SqliteDb
 
-__all__ = ["ChunkRecord", "LexicalHit", "LexicalIndex", "identifiers", "terms"]
+__all__ = ["ChunkRecord", "LexicalHit", "SqliteLexicalIndex", "identifiers", "terms"]
 
 #: Query words too common to say anything; documents keep them.
 _STOPWORD_TEXT = """
@@ -161,7 +161,7 @@ _BM25 = f"bm25(terms, 1.0, {TITLE_WEIGHT}, 0.0)"  # body, title, ns
 _COLUMNS = "c.namespace, c.item, c.chunk, c.start, c.end, c.offset, c.context"
 
 
-class LexicalIndex:
+class SqliteLexicalIndex:
     """Chunks and their terms in one SQLite file; safe to use from several threads."""
 
     def __init__(self, path: Path) -> None:

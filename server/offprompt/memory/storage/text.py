@@ -46,11 +46,12 @@ from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory import chunking
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, StoredItem, Window
 from offprompt.memory.storage.blob import write_atomically
-from offprompt.memory.storage.dense import ChromaLocation, DenseIndex, EmbeddingSpec, collection_name
-from offprompt.memory.storage.lexical import ChunkRecord, LexicalIndex, identifiers
+from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
+from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
+from offprompt.memory.storage.lexical import ChunkRecord, identifiers
 from offprompt.tokens import TokenIndex, index_tokens
 
-__all__ = ["ChromaLocation", "ChromaTextStorage", "EmbeddingSpec", "collection_name", "searchable"]
+__all__ = ["ChromaLocation", "EmbeddingSpec", "IndexedTextStorage", "collection_name", "searchable"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,18 +107,17 @@ def _fuse(candidates: Sequence[_Candidate]) -> None:
         c.score = DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical
 
 
-class ChromaTextStorage:
-    """Lossless text on disk, a lexical index and a Chroma index of its chunks, built in the background."""
+class IndexedTextStorage:
+    """Lossless text on disk, with a lexical and a dense index of its chunks built in the background.
 
-    def __init__(
-        self, root: Path, memory_name: str, location: ChromaLocation, embedding: EmbeddingSpec | None = None
-    ) -> None:
+    The indexes come from outside (`registry.py` builds them from the settings): SQLite FTS5 and Chroma here.
+    """
+
+    def __init__(self, root: Path, lexical: LexicalIndex, dense: DenseIndex) -> None:
         self._raw = root / "raw"
         self._raw.mkdir(parents=True, exist_ok=True)
-        if location.mode == "persistent" and location.path is None:
-            location = ChromaLocation(mode="persistent", path=root / "chroma")
-        self._lexical = LexicalIndex(root / "lexical.sqlite3")
-        self._dense = DenseIndex(memory_name, location, embedding or EmbeddingSpec(), root / "deleted.txt")
+        self._lexical = lexical
+        self._dense = dense
         self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
         self._state = threading.Condition()  # guards the pending counts below
         self._pending_lexical: dict[str, int] = {}
@@ -329,6 +329,7 @@ class ChromaTextStorage:
 
     def _get_collection(self) -> Any:
         """The Chroma collection (opened if need be); bench/vectors.py writes pre-computed vectors into it."""
+        assert isinstance(self._dense, ChromaDenseIndex), "only a Chroma dense index has a collection"
         return self._dense.open()
 
     def pending(self, mode: SearchMode = "hybrid") -> set[str]:

@@ -1,0 +1,65 @@
+"""The two search indexes a text storage keeps over its chunks, as protocols a new backend implements.
+
+`SqliteLexicalIndex` (lexical.py, FTS5 BM25) and `ChromaDenseIndex` (dense.py, any Chroma client) are the
+implementations here; a shared backend for a team is one more of each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any, Protocol
+
+from offprompt.memory.storage.lexical import ChunkRecord, LexicalHit
+
+
+class LexicalIndex(Protocol):
+    """Chunks and their words, ranked by BM25 or the like; ready within a second of a store."""
+
+    def add(
+        self, namespace: str, item: int, chunks: Sequence[ChunkRecord], texts: Sequence[str], titles: Sequence[str]
+    ) -> None: ...
+
+    def indexed(self) -> set[tuple[str, int]]:
+        """The (namespace, item) pairs whose chunks are all in."""
+        ...
+
+    def chunks(self, namespace: str, item: int) -> list[ChunkRecord]: ...
+
+    def search(
+        self,
+        query: str,
+        namespaces: Collection[str] | None,
+        limit: int,
+        *,
+        require_any: Sequence[str] = (),
+    ) -> list[LexicalHit]: ...
+
+    def scores(self, query: str, records: Sequence[ChunkRecord]) -> dict[str, float]:
+        """The score of each of `records` for `query`, by chunk id (0 where none of its words match)."""
+        ...
+
+    def delete(self, namespace: str) -> None: ...
+
+    def namespaces(self) -> set[str]: ...
+
+    def close(self) -> None: ...
+
+
+class DenseIndex(Protocol):
+    """Chunk vectors and the embedding function that makes them; filled in the background."""
+
+    def embed(self, texts: Sequence[str]) -> list[Sequence[float]]: ...
+
+    def embed_query(self, text: str) -> Sequence[float]: ...
+
+    def upsert(self, records: Sequence[ChunkRecord], documents: Sequence[str], vectors: Sequence[Any]) -> None: ...
+
+    def search(
+        self, vector: Sequence[float], namespaces: Collection[str] | None, limit: int
+    ) -> list[tuple[ChunkRecord, float, str]]: ...
+
+    def similarities(self, vector: Sequence[float], records: Sequence[ChunkRecord]) -> dict[str, float]: ...
+
+    def delete(self, namespace: str) -> None: ...
+
+    def delete_item(self, namespace: str, item: int) -> None: ...

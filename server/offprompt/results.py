@@ -1,0 +1,180 @@
+"""The one result boundary: a downstream's answer to a tool call becomes what the client gets.
+
+Every path that relays a tool result goes through `ResultBoundary`: the SDK
+path (`serve/app.py`), the stdio fast lane (`serve/fastlane.py`) and
+`offprompt.wrap` (`middleware.py`). It owns, once:
+
+- the arguments that go out (what the model sent, minus what is for offprompt);
+- the call's failures: offprompt's own errors and a downstream's malformed or
+  crashed answer become an `isError` result that says what to do, and nothing
+  of a sensitive (`always`) result is quoted in it or in the log;
+- the decision (`policy.py`) and, when the result goes off the prompt, storing
+  it and answering with its reference.
+
+A downstream's protocol error (`MCPError`) is not an answer of a tool: it goes
+back to the client as the JSON-RPC error it was.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio.to_thread
+import mcp_types as mt
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from offprompt.artifacts import from_result
+from offprompt.config import OffPrompt, OffpromptSettings
+from offprompt.errors import OffpromptError
+from offprompt.jsonrpc import dumps
+from offprompt.memory.task_memory import TaskMemory
+from offprompt.policy import Thresholds, decide, passes_by_size
+
+logger = logging.getLogger(__name__)
+
+#: Gives the memory to store into; `offprompt.wrap` opens it on first use, in a worker thread.
+MemorySource = Callable[[], TaskMemory]
+#: Sends the call downstream with the arguments to forward; answers the result as JSON or as a model.
+Fetch = Callable[[dict[str, Any] | None], Awaitable[Mapping[str, Any] | mt.CallToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """One tool call being answered: which tool, under which policy, for whom."""
+
+    server: str
+    tool: str
+    mode: OffPrompt
+    arguments: dict[str, Any] | None = None
+    owner: str = ""
+
+    @property
+    def source(self) -> str:
+        """`server.tool`, as references and errors name it."""
+        return f"{self.server}.{self.tool}"
+
+
+@dataclass(frozen=True, slots=True)
+class ResultSettings:
+    """What the boundary needs of the settings: when to store, and how much of a stored text to show."""
+
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    preview_tokens: int = 0
+
+    @classmethod
+    def of(cls, settings: OffpromptSettings) -> ResultSettings:
+        thresholds = Thresholds(tokens=settings.threshold_tokens, blob_bytes=settings.blob_threshold_bytes)
+        return cls(thresholds=thresholds, preview_tokens=settings.preview_tokens)
+
+
+def error_result(message: str) -> mt.CallToolResult:
+    return mt.CallToolResult(content=[mt.TextContent(text=message)], is_error=True)
+
+
+def result_json(result: mt.CallToolResult) -> dict[str, Any]:
+    """A result as JSON for a 2025-era client (the fast lane serves those only)."""
+    dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    dumped.pop("resultType", None)  # a 2026-era field
+    return dumped
+
+
+class ResultBoundary:
+    """Turns downstream answers into client answers; built once per server from the settings."""
+
+    def __init__(self, memory: TaskMemory | MemorySource, settings: ResultSettings | None = None) -> None:
+        self._memory: MemorySource = (lambda: memory) if isinstance(memory, TaskMemory) else memory
+        self.settings = settings or ResultSettings()
+
+    # -- the call --------------------------------------------------------------------------------------------
+
+    def forwarded_arguments(self, site: CallSite) -> dict[str, Any] | None:
+        """The arguments the downstream gets."""
+        return site.arguments
+
+    async def answer(self, site: CallSite, fetch: Fetch) -> mt.CallToolResult:
+        """The client's answer as a model (the SDK path and `offprompt.wrap`)."""
+        try:
+            got = await fetch(self.forwarded_arguments(site))
+            result = got if isinstance(got, mt.CallToolResult) else mt.CallToolResult.model_validate(got)
+            return await self.settle(site, result)
+        except MCPError:
+            raise
+        except Exception as exc:  # the one boundary of a proxied call: the server must not go down
+            return self.failure(site, exc)
+
+    async def relay(self, site: CallSite, fetch: Fetch) -> bytes | dict[str, Any]:
+        """The client's answer as JSON (the fast lane): the downstream's own bytes whenever it passes through."""
+        try:
+            return await self._relay(site, fetch)
+        except MCPError:
+            raise
+        except Exception as exc:  # the one boundary of a fast-lane call: the server must not go down
+            return result_json(self.failure(site, exc))
+
+    async def _relay(self, site: CallSite, fetch: Fetch) -> bytes | dict[str, Any]:
+        raw = await fetch(self.forwarded_arguments(site))
+        if isinstance(raw, mt.CallToolResult):
+            return result_json(await self.settle(site, raw))
+        if not isinstance(raw, dict):
+            return result_json(error_result(f"{site.source} answered with a result that is not an object."))
+        body = dumps(raw)
+        if passes_by_size(site.mode, raw.get("isError") is True, len(body), self.settings.thresholds):
+            return body
+        result = mt.CallToolResult.model_validate(raw)
+        answer = await self.settle(site, result)
+        return body if answer is result else result_json(answer)
+
+    # -- what the client gets ----------------------------------------------------------------------------------
+
+    async def settle(self, site: CallSite, result: mt.CallToolResult) -> mt.CallToolResult:
+        """The result itself, or, when the policy says so, the reference to where it was stored."""
+        decision = decide(site.mode, result, self.settings.thresholds)
+        if not decision.store:
+            return result
+        preview = 0 if site.mode == "always" else self.settings.preview_tokens  # a sensitive result shows nothing
+        try:
+            memory = await anyio.to_thread.run_sync(self._memory)
+            reference = await anyio.to_thread.run_sync(
+                functools.partial(
+                    memory.store,
+                    from_result(result),
+                    tool=site.source,
+                    arguments=site.arguments,
+                    owner=site.owner,
+                    preview_tokens=preview,
+                )
+            )
+        except OffpromptError as exc:
+            return error_result(f"The result of {site.source} could not be stored off the prompt: {exc}")
+        logger.info("stored %s as %s: %s", site.source, reference.namespace, decision.reason)
+        return reference.to_result()
+
+    def failure(self, site: CallSite, exc: BaseException) -> mt.CallToolResult:
+        """A failed call as an error result. Nothing of a sensitive result's content is quoted, here or in the
+        log: a validation error carries the offending value."""
+        sensitive = site.mode == "always"
+        if isinstance(exc, OffpromptError):
+            return error_result(str(exc))
+        if isinstance(exc, ValidationError):
+            logger.warning("%s answered with a malformed tool result (%d problems)", site.source, exc.error_count())
+            if sensitive:
+                return error_result(
+                    f"{site.source} answered with a malformed tool result. Its tool is marked sensitive "
+                    '("off_prompt": "always"), so nothing of it is shown; the server\'s own log may say more.'
+                )
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "result"
+            return error_result(f"{site.source} answered with a malformed tool result ({where}: {first['msg']}).")
+        if sensitive:
+            logger.error("%s failed in offprompt (%s)", site.source, type(exc).__name__)
+            return error_result(
+                f"{site.source} failed in offprompt ({type(exc).__name__}); its tool is marked sensitive, so the "
+                "error's text is not shown. See offprompt's log."
+            )
+        logger.exception("%s failed in offprompt", site.source)
+        return error_result(f"{site.source} failed in offprompt ({type(exc).__name__}: {exc}); see offprompt's log.")
