@@ -49,7 +49,7 @@ from offprompt.memory.storage.blob import write_atomically
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
-from offprompt.tokens import TokenIndex, index_tokens
+from offprompt.tokens import TokenIndex, index_tokens, well_formed
 
 __all__ = ["ChromaLocation", "EmbeddingSpec", "IndexedTextStorage", "collection_name", "searchable"]
 
@@ -158,7 +158,7 @@ class IndexedTextStorage:
 
     def store(self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True) -> StoredItem:
         """Write the text and its token index; chunk and embed it later unless it is not `searchable`."""
-        data = artifact.to_text().encode("utf-8")
+        data = well_formed(artifact.to_text()).encode("utf-8")  # a lone surrogate is stored as U+FFFD, not a crash
         index = index_tokens(data)
         write_atomically(self._path(namespace, item, ".txt"), data)
         write_atomically(self._path(namespace, item, ".idx"), index.to_bytes())
