@@ -152,13 +152,46 @@ def commit() -> str:
     return found.stdout.strip()
 
 
+def markdown_table() -> str:
+    """The README's table: each module before (the tests of `--tests-from`) and after (this tree's tests)."""
+    runs = {}
+    for label in ("before", "after"):
+        path = RESULTS / f"mutation-{label}.json"
+        runs[label] = json.loads(path.read_text())["modules"] if path.exists() else {}
+    lines = [
+        "| module (functions) | sample | before: mutants / killed / equivalent / survived | score | "
+        "after: mutants / killed / equivalent / survived | score |",
+        "| --- | --- | --- | ---: | --- | ---: |",
+    ]
+
+    def cells(row: dict[str, object] | None) -> str:
+        if not row:
+            return "not run | —"
+        score = row["score"]
+        shown = f"{float(score):.0%}" if isinstance(score, float) else "—"
+        return f"{row['mutants']} / {row['killed']} / {row['equivalent']} / {row['survived']} | {shown}"
+
+    for name, target in TARGETS.items():
+        before, after = runs["before"].get(name), runs["after"].get(name)
+        if not before and not after:
+            continue
+        where = target.module + ("" if target.functions == ("*",) else f" ({', '.join(target.functions)})")
+        sample = (after or before or {}).get("sample", "all")
+        lines.append(f"| {where} | {sample} | {cells(before)} | {cells(after)} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="+", choices=sorted(TARGETS), help="modules to mutate (default: all)")
     parser.add_argument("--tests-from", help="run the tests of this git revision instead of this tree's")
     parser.add_argument("--every", type=int, default=1, choices=[1, 2, 5, 10], help="mutate a 1-in-N sample")
     parser.add_argument("--label", default="latest", help="results go to bench/results/mutation-LABEL.json")
+    parser.add_argument("--table", action="store_true", help="print the before/after Markdown table and exit")
     args = parser.parse_args()
+    if args.table:
+        print(markdown_table())
+        return
     out = RESULTS / f"mutation-{args.label}.json"
     report = json.loads(out.read_text()) if out.exists() else {}
     report.update({"commit": commit(), "tests_from": args.tests_from or "this tree", "every": args.every})
