@@ -188,9 +188,17 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, choices=[1, 2, 5, 10], help="mutate a 1-in-N sample")
     parser.add_argument("--label", default="latest", help="results go to bench/results/mutation-LABEL.json")
     parser.add_argument("--table", action="store_true", help="print the before/after Markdown table and exit")
+    parser.add_argument("--readme", action="store_true", help="write that table into the README's testing section")
     args = parser.parse_args()
     if args.table:
         print(markdown_table())
+        return
+    if args.readme:
+        readme = REPO / "README.md"
+        text = readme.read_text(encoding="utf-8")
+        start, end = "<!-- mutation-table:start -->", "<!-- mutation-table:end -->"
+        before, rest = text.split(start, 1)
+        readme.write_text(f"{before}{start}\n{markdown_table()}\n{end}{rest.split(end, 1)[1]}", encoding="utf-8")
         return
     out = RESULTS / f"mutation-{args.label}.json"
     report = json.loads(out.read_text()) if out.exists() else {}

@@ -136,12 +136,58 @@ async def _run(ctx: Context, res: SectionResult) -> None:
                 res.rows.append(Row(f"{label}: {route}, {CALLERS} concurrent callers", rates[route], "calls/s"))
             table[label]["calls_per_second"] = rates
         res.data["calls"] = table
+        if NEVER in routes:
+            await _modern_client(ctx, res, downstreams["hello"], routes[NEVER]["hello"])
     finally:
         for peer in {id(p): p for p in opened.values()}.values():
             await peer.close()
 
 
 CALLERS = 8
+MODERN = "2026-07-28 client (mcp.Client over stdio)"
+
+
+async def _modern_client(ctx: Context, res: SectionResult, hello: Any, offprompt_argv: list[str]) -> None:
+    """The tiny call from a 2026-07-28 client (the SDK's `mcp.Client`), which offprompt answers on its SDK path,
+    not the fast lane: direct and through offprompt (never), in turn. Its client costs more than bench/stdio.py's
+    raw one, so only the ratio compares with the 2025 rows."""
+    import os
+    from contextlib import AsyncExitStack
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    def params(argv: list[str], env: dict[str, str]) -> StdioServerParameters:
+        return StdioServerParameters(command=argv[0], args=argv[1:], env={**os.environ, **env})
+
+    async with AsyncExitStack() as stack:
+        direct = await stack.enter_async_context(Client(stdio_client(params(hello.command, hello.env))))
+        via = await stack.enter_async_context(Client(stdio_client(params(offprompt_argv, {}))))
+        name = peers.public_name("hello", "echo")
+        for _ in range(300):  # offprompt lists the tool once the server is up
+            if name in {t.name for t in (await via.list_tools()).tools}:
+                break
+            await asyncio.sleep(0.1)
+
+        async def call_direct() -> None:
+            await direct.call_tool("echo", {"text": "hi"})
+
+        async def call_via() -> None:
+            await via.call_tool(name, {"text": "hi"})
+
+        ctx.log(f"passthrough: hello echo (tiny), {MODERN}")
+        stats = await ainterleaved({"direct": call_direct, NEVER: call_via}, repeat=ctx.pick(300, 30), warmup=10)
+    for route, s in stats.items():
+        ratio = "" if route == "direct" else f", {s.p50 / stats['direct'].p50:.2f}x direct"
+        res.rows.append(
+            Row(
+                f"hello echo (tiny): {route}, {MODERN}, p50",
+                s.p50 * 1000,
+                "ms",
+                note=f"p95 {s.p95 * 1000:.2f} ms{ratio}",
+            )
+        )
+    res.data["modern_client"] = {route: s.to_json() for route, s in stats.items()}
 
 
 def _targets(res: SectionResult, stats: dict[str, Any]) -> None:
