@@ -30,6 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
@@ -164,12 +165,18 @@ def markdown_table() -> str:
         "| --- | --- | --- | ---: | --- | ---: |",
     ]
 
-    def cells(row: dict[str, object] | None) -> str:
+    named = equivalents()
+
+    def cells(row: dict[str, Any] | None) -> str:
         if not row:
             return "not run | —"
-        score = row["score"]
-        shown = f"{float(score):.0%}" if isinstance(score, float) else "—"
-        return f"{row['mutants']} / {row['killed']} / {row['equivalent']} / {row['survived']} | {shown}"
+        # Scored again against today's list of equivalents: one named since the run counts, one removed doesn't.
+        left = set(row.get("survivors", {})) | set(row.get("equivalents", {}))
+        equivalent = len(left & set(named))
+        survived = len(left) - equivalent
+        total = int(row["mutants"])
+        shown = f"{(int(row['killed']) + equivalent) / total:.0%}" if total else "—"
+        return f"{total} / {row['killed']} / {equivalent} / {survived} | {shown}"
 
     for name, target in TARGETS.items():
         before, after = runs["before"].get(name), runs["after"].get(name)
