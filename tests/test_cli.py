@@ -28,6 +28,7 @@ async def test_serve_answers_over_stdio(tmp_path: Path) -> None:
             "memory_grep",
             "memory_list",
             "memory_delete",
+            "memory_outline",
         }
         assert all(t.output_schema is None for t in tools.tools)
         listed = await session.call_tool("memory_list", {})

@@ -63,6 +63,9 @@ async def test_load_answers_with_the_window_and_where_it_sits(memory: TaskMemory
         "offset": 0,
         "next_offset": 100,
         "total_tokens": count_tokens("word " * 5000),
+        "line": 1,  # one long line: the window ends inside it
+        "end_line": 1,
+        "next_line": None,
     }
     assert "offset=100" in text_of(result, 1)
 

@@ -84,7 +84,7 @@ async def _serve(
         name: config.place(name, "command" if isinstance(server, StdioServer) else "url")
         for name, server in config.servers.items()
     }
-    proxy = Proxy(config.servers, default_timeout=settings.call_timeout_seconds, places=places)
+    proxy = Proxy(config.servers, default_timeout=settings.call_timeout_seconds, places=places, intent=settings.intent)
     # The tokenizer tables load in the background: start-up stays quick, the first large result doesn't wait.
     threading.Thread(target=tokens.warm_up, name="offprompt-warm-up", daemon=True).start()
     async with proxy.running():

@@ -57,6 +57,7 @@ class OffPromptMiddleware:
         tools: Mapping[str, OffPrompt] | None = None,
         thresholds: Thresholds | None = None,
         preview_tokens: int = 0,
+        outline_tokens: int = 400,
         source: str = "server",
     ) -> None:
         self._memory = memory if isinstance(memory, TaskMemory) else None
@@ -65,7 +66,9 @@ class OffPromptMiddleware:
         self.off_prompt = off_prompt
         self.tools = dict(tools or {})
         self.source = source
-        self.results = ResultBoundary(self.memory, ResultSettings(thresholds or Thresholds(), preview_tokens))
+        self.results = ResultBoundary(
+            self.memory, ResultSettings(thresholds or Thresholds(), preview_tokens, outline_tokens)
+        )
 
     def memory(self) -> TaskMemory:
         """The memory, opened on first use (it takes the directory lock then, not at import)."""
@@ -131,6 +134,7 @@ def wrap(
     threshold_tokens: int = 4000,
     blob_threshold_bytes: int = 256 * 1024,
     preview_tokens: int = 0,
+    outline_tokens: int = 400,
 ) -> OffPromptMiddleware:
     """Give `server` off-prompt results and the memory tools; returns the middleware it added."""
     middleware = OffPromptMiddleware(
@@ -139,6 +143,7 @@ def wrap(
         tools=tools,
         thresholds=Thresholds(tokens=threshold_tokens, blob_bytes=blob_threshold_bytes),
         preview_tokens=preview_tokens,
+        outline_tokens=outline_tokens,
         source=getattr(server, "name", "server"),
     )
     server.middleware.append(middleware)

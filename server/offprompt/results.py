@@ -34,6 +34,7 @@ from offprompt.errors import OffpromptError
 from offprompt.jsonrpc import dumps
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.policy import Thresholds, decide, passes_by_size
+from offprompt.proxy.intent import INTENT
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,8 @@ class CallSite:
     mode: OffPrompt
     arguments: dict[str, Any] | None = None
     owner: str = ""
+    #: The tool's `intent` argument is offprompt's (added to its schema when listed): never forwarded.
+    intent: bool = False
 
     @property
     def source(self) -> str:
@@ -65,11 +68,18 @@ class ResultSettings:
 
     thresholds: Thresholds = field(default_factory=Thresholds)
     preview_tokens: int = 0
+    outline_tokens: int = 400
+    intent: bool = True
 
     @classmethod
     def of(cls, settings: OffpromptSettings) -> ResultSettings:
         thresholds = Thresholds(tokens=settings.threshold_tokens, blob_bytes=settings.blob_threshold_bytes)
-        return cls(thresholds=thresholds, preview_tokens=settings.preview_tokens)
+        return cls(
+            thresholds=thresholds,
+            preview_tokens=settings.preview_tokens,
+            outline_tokens=settings.outline_tokens,
+            intent=settings.intent,
+        )
 
 
 def error_result(message: str) -> mt.CallToolResult:
@@ -93,8 +103,17 @@ class ResultBoundary:
     # -- the call --------------------------------------------------------------------------------------------
 
     def forwarded_arguments(self, site: CallSite) -> dict[str, Any] | None:
-        """The arguments the downstream gets."""
+        """The arguments the downstream gets: without offprompt's `intent`."""
+        if site.intent and site.arguments and INTENT in site.arguments:
+            return {key: value for key, value in site.arguments.items() if key != INTENT}
         return site.arguments
+
+    def intent_of(self, site: CallSite) -> str | None:
+        """What the model said it wants from the result, when the reference may show passages for it."""
+        if not (site.intent and self.settings.intent and site.mode != "always"):
+            return None  # a sensitive result shows nothing of itself
+        value = (site.arguments or {}).get(INTENT)
+        return value if isinstance(value, str) and value.strip() else None
 
     async def answer(self, site: CallSite, fetch: Fetch) -> mt.CallToolResult:
         """The client's answer as a model (the SDK path and `offprompt.wrap`)."""
@@ -136,7 +155,9 @@ class ResultBoundary:
         decision = decide(site.mode, result, self.settings.thresholds)
         if not decision.store:
             return result
-        preview = 0 if site.mode == "always" else self.settings.preview_tokens  # a sensitive result shows nothing
+        shown = site.mode != "always"  # a sensitive result shows nothing of itself, not even titles
+        preview = self.settings.preview_tokens if shown else 0
+        outline = self.settings.outline_tokens if shown else 0
         try:
             memory = await anyio.to_thread.run_sync(self._memory)
             reference = await anyio.to_thread.run_sync(
@@ -144,9 +165,11 @@ class ResultBoundary:
                     memory.store,
                     from_result(result),
                     tool=site.source,
-                    arguments=site.arguments,
+                    arguments=self.forwarded_arguments(site),
                     owner=site.owner,
                     preview_tokens=preview,
+                    outline_tokens=outline,
+                    intent=self.intent_of(site),
                 )
             )
         except OffpromptError as exc:

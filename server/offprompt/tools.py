@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, to_block
 from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
 from offprompt.memory.catalog import NamespaceRecord
+from offprompt.memory.outline import view as outline_view
 from offprompt.memory.storage.base import SearchMode
 from offprompt.memory.task_memory import TaskMemory
 
@@ -40,6 +41,7 @@ class LoadArgs(_Args):
     memory_name: str | None = Field(default=None, description="The memory_name from the reference (optional).")
     item: int = Field(default=0, ge=0, description="Which artifact of the result: 0 is the first.")
     offset: int = Field(default=0, ge=0, description="First token to read: 0, or next_offset / a search hit's offset.")
+    line: int | None = Field(default=None, ge=1, description="Or the first line to read (1-based), e.g. next_line.")
     max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW, description="How many tokens to read.")
 
 
@@ -54,6 +56,13 @@ class QueryArgs(_Args):
         description="hybrid (best in general): meaning and exact words together; dense: by meaning only; "
         "lexical: by the query's words and identifiers only.",
     )
+
+
+class OutlineArgs(_Args):
+    artifact_namespace: str = Field(description="The artifact_namespace from the reference.")
+    item: int = Field(default=0, ge=0, description="Which artifact of the result: 0 is the first.")
+    max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW, description="How many tokens of outline.")
+    offset: int = Field(default=0, ge=0, description="First entry: 0, or next_offset.")
 
 
 class GrepArgs(_Args):
@@ -114,19 +123,31 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
             assert isinstance(artifact, ResourceLinkArtifact)
             meta = {**base, "uri": artifact.value}
         return _answer([to_block(artifact)], meta)
-    window = await anyio.to_thread.run_sync(memory.window, ns, args.item, args.offset, args.max_tokens, owner)
+    if args.line is not None:
+        if args.offset:
+            raise InvalidArgumentError("pass line or offset, not both: line reads from a line's start")
+        window = await anyio.to_thread.run_sync(memory.window_at_line, ns, args.item, args.line, args.max_tokens, owner)
+    else:
+        window = await anyio.to_thread.run_sync(memory.window, ns, args.item, args.offset, args.max_tokens, owner)
     end = window.next_offset if window.next_offset is not None else window.total_tokens
-    where = f"Tokens {window.offset}-{end} of {window.total_tokens} (item {args.item} of {len(record.items)})."
-    more = (
-        f" Read on with offset={window.next_offset}."
-        if window.next_offset is not None
-        else " This is the end of the item."
+    where = (
+        f"Tokens {window.offset}-{end} of {window.total_tokens}, lines {window.line}-{window.end_line} "
+        f"(item {args.item} of {len(record.items)})."
     )
+    if window.next_line is not None:
+        more = f" Read on with line={window.next_line} (or offset={window.next_offset})."
+    elif window.next_offset is not None:
+        more = f" Read on with offset={window.next_offset}."
+    else:
+        more = " This is the end of the item."
     meta = {
         **base,
         "offset": window.offset,
         "next_offset": window.next_offset,
         "total_tokens": window.total_tokens,
+        "line": window.line,
+        "end_line": window.end_line,
+        "next_line": window.next_line,
     }
     return _answer([mt.TextContent(text=window.text), mt.TextContent(text=where + more)], meta)
 
@@ -136,7 +157,8 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
         memory.query, args.query, args.artifact_namespace, args.top_k, owner, args.mode
     )
     lines = [
-        f"[{rank}] artifact_namespace {h.namespace} item {h.item} offset {h.offset} (score {h.score:.2f})\n{h.text}"
+        f"[{rank}] artifact_namespace {h.namespace} item {h.item} line {h.line} offset {h.offset} "
+        f"(score {h.score:.2f})\n{h.text}"
         for rank, h in enumerate(hits, start=1)
     ]
     if not hits:
@@ -148,7 +170,14 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
             "memory_grep and memory_load work on it already."
         )
     results = [
-        {"artifact_namespace": h.namespace, "item": h.item, "offset": h.offset, "score": h.score, "text": h.text}
+        {
+            "artifact_namespace": h.namespace,
+            "item": h.item,
+            "line": h.line,
+            "offset": h.offset,
+            "score": h.score,
+            "text": h.text,
+        }
         for h in hits
     ]
     return _answer("\n\n".join(lines), {"results": results, "indexing": indexing})
@@ -168,6 +197,22 @@ async def memory_grep(memory: TaskMemory, args: GrepArgs, owner: str | None) -> 
         for m in matches
     ]
     return _answer("\n".join(lines), {"matches": found, "truncated": truncated})
+
+
+async def memory_outline(memory: TaskMemory, args: OutlineArgs, owner: str | None) -> mt.CallToolResult:
+    entries = await anyio.to_thread.run_sync(memory.outline, args.artifact_namespace, args.item, owner)
+    if args.offset and args.offset >= len(entries):
+        raise InvalidArgumentError(f"offset {args.offset} is past the end: the outline has {len(entries)} entries")
+    lines, next_offset = outline_view.page(entries, args.offset, args.max_tokens)
+    end = next_offset if next_offset is not None else len(entries)
+    if not entries:
+        lines.append("This item has no outline (it is empty).")
+    elif next_offset is not None:
+        lines.append(f"Entries {args.offset}-{end - 1} of {len(entries)}. Read on with offset={next_offset}.")
+    else:
+        lines.append(f"Entries {args.offset}-{end - 1} of {len(entries)}: the end. L = lines, for memory_load line.")
+    page = [e.to_dict() for e in entries[args.offset : end]]
+    return _answer("\n".join(lines), {"outline": page, "next_offset": next_offset})
 
 
 def _timestamp(seconds: float | None) -> str | None:
@@ -219,8 +264,8 @@ TOOLS: dict[str, MemoryTool] = {
         MemoryTool(
             "memory_load",
             "Read back a tool output that was stored in memory. Text comes in token windows: start at offset 0 "
-            "(or at the offset of a memory_query or memory_grep hit) and pass next_offset to read on. An image, "
-            "audio or file item comes back as itself. Use it when you need the stored content itself.",
+            "(or at the offset or line of a hit or outline entry) and pass next_offset or next_line to read on. "
+            "An image, audio or file item comes back as itself. Use it when you need the stored content itself.",
             LoadArgs,
             memory_load,
         ),
@@ -233,6 +278,13 @@ TOOLS: dict[str, MemoryTool] = {
             "memory_grep to list every line that matches a pattern.",
             QueryArgs,
             memory_query,
+        ),
+        MemoryTool(
+            "memory_outline",
+            "The map of a stored text: its classes and functions, headings, JSON paths or log templates, each "
+            "with its lines (L) and token offset, to read with memory_load. Paged with next_offset.",
+            OutlineArgs,
+            memory_outline,
         ),
         MemoryTool(
             "memory_grep",

@@ -145,7 +145,7 @@ async def test_each_mode_answers_with_the_documented_fields(memory: TaskMemory, 
         assert set(found) == {"results", "indexing"}
         assert 1 <= len(found["results"]) <= 3
         for r in found["results"]:
-            assert set(r) == {"artifact_namespace", "item", "offset", "score", "text"}
+            assert set(r) == {"artifact_namespace", "item", "line", "offset", "score", "text"}
             assert r["artifact_namespace"] == ref.namespace
         assert "violin" in found["results"][0]["text"]
     bad = await client.call_tool("memory_query", {"query": "x", "mode": "fuzzy"})

@@ -14,7 +14,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 
 from offprompt.config import ServerConfig
-from offprompt.proxy.openers import Connect, Hooks, McpSession
+from offprompt.proxy.openers import Connect, Hooks, McpSession, client_callbacks
 
 
 def in_process(servers: Mapping[str, MCPServer | Server[Any]]) -> Connect:
@@ -32,6 +32,9 @@ async def _session(server: MCPServer | Server[Any], hooks: Hooks) -> AsyncIterat
         if isinstance(message, mt.ToolListChangedNotification):
             await hooks.on_notification("notifications/tools/list_changed", {})
 
-    async with InMemoryTransport(server) as (read, write), ClientSession(read, write, message_handler=on_message) as s:
-        await s.initialize()
-        yield s
+    async with (
+        InMemoryTransport(server) as (read, write),
+        ClientSession(read, write, message_handler=on_message, **client_callbacks(hooks)) as session,
+    ):
+        await session.initialize()
+        yield session

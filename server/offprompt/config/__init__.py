@@ -122,6 +122,8 @@ class OffpromptSettings(BaseModel):
     data_dir: Path | None = None  # None: the platform's user data directory
     threshold_tokens: int = Field(default=4000, gt=0)  # clients warn at 10k tokens; stay well below
     preview_tokens: int = Field(default=0, ge=0)  # 0: the reference carries no preview
+    outline_tokens: int = Field(default=400, ge=0)  # of a stored text's outline in its reference; 0: none
+    intent: bool = True  # proxied tools take an `intent`; a stored result's reference shows passages for it
     blob_threshold_bytes: int = Field(default=256 * 1024, ge=0)  # under "auto", a bigger image/blob is stored
     call_timeout_seconds: float = Field(default=120, gt=0)  # for servers without their own timeout_seconds
     ttl_days: float | None = Field(default=30, gt=0)  # None: keep forever
@@ -183,6 +185,7 @@ class _ServerBase(BaseModel):
     tools: dict[str, ToolPolicy] = Field(default_factory=dict)  # keyed by the downstream tool name
     timeout_seconds: float | None = Field(default=None, gt=0)  # None: offprompt.call_timeout_seconds
     disabled: bool = False
+    roots: list[str] = Field(default_factory=list)  # roots/list for clients that send none (paths or URIs)
 
     def policy_for(self, tool_name: str) -> OffPrompt:
         """The tool's own `off_prompt` if set, else the server's."""

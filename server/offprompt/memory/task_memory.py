@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,6 +36,9 @@ from offprompt.artifacts import (
 from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory.catalog import Catalog, ItemRecord, NamespaceRecord
 from offprompt.memory.dirlock import DirectoryLock
+from offprompt.memory.outline import Entry, LineIndex, passages
+from offprompt.memory.outline import view as outline_view
+from offprompt.memory.outline.passages import Passage
 from offprompt.memory.storage import BackendChoice, EmbeddingSpec, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 
@@ -46,6 +49,9 @@ REFERENCE_TEMPLATE = (
     'and artifact_namespace "{artifact_namespace}".'
 )
 URI_SCHEME = "memory"
+#: The intent's passages in a reference: how many, and how many tokens they hold together.
+INTENT_PASSAGES = 3
+INTENT_TOKENS = 600
 
 
 def default_data_dir() -> Path:
@@ -73,11 +79,18 @@ class MemorySettings:
 
 @dataclass(frozen=True, slots=True)
 class Reference:
-    """What the model gets instead of a stored result."""
+    """What the model gets instead of a stored result: where it is, and, for a result that may be shown, the
+    outline of its text and the passages that answer the caller's intent."""
 
     memory_name: str
     record: NamespaceRecord
     preview: str = ""
+    outline: tuple[Entry, ...] = ()
+    outline_item: int = 0
+    #: How many tokens of the outline the text shows (0: no outline, in the text or in `_meta`).
+    outline_tokens: int = 0
+    intent: str = ""
+    passages: tuple[tuple[int, Passage], ...] = ()  # (item, passage), best first
 
     @property
     def namespace(self) -> str:
@@ -101,12 +114,17 @@ class Reference:
             tool=self.record.tool, memory_name=self.memory_name, artifact_namespace=self.namespace
         )
         hint = (
-            f"It holds {self.summary()}. Read it with memory_load (artifact_namespace, item, offset), "
+            f"It holds {self.summary()}. Read it with memory_load (artifact_namespace, item, line or offset), "
             "or find the part you need with memory_query (by meaning) or memory_grep (by regex)."
         )
         content: list[mt.ContentBlock] = [mt.TextContent(text=f"{text}\n{hint}")]
         if self.preview:
             content.append(mt.TextContent(text=f"Preview of item 0:\n{self.preview}"))
+        shown = self._outline_text()
+        if shown:
+            content.append(mt.TextContent(text=shown))
+        if self.intent:
+            content.append(mt.TextContent(text=self._passages_text()))
         content.append(
             mt.ResourceLink(
                 uri=self.uri,
@@ -118,8 +136,29 @@ class Reference:
         )
         return mt.CallToolResult(content=content, _meta={"offprompt": self.meta()})
 
+    def _outline_text(self) -> str:
+        if not self.outline or self.outline_tokens <= 0:
+            return ""
+        lines, left = outline_view.bounded(self.outline, self.outline_tokens)
+        head = f"Outline of item {self.outline_item} (L = lines; load one with memory_load line=...):"
+        if left:
+            more = (
+                f'{left:,} more entries (deeper ones): memory_outline(artifact_namespace="{self.namespace}", '
+                f"item={self.outline_item})."
+            )
+            lines.append(more)
+        return "\n".join([head, *lines])
+
+    def _passages_text(self) -> str:
+        if not self.passages:
+            return f"No passage matches the words of the intent {self.intent!r}; try memory_query or the outline."
+        parts = [f"Best passages for the intent {self.intent!r}:"]
+        for rank, (item, p) in enumerate(self.passages, start=1):
+            parts.append(f"[{rank}] item {item} lines {p.line}-{p.end_line} (offset {p.offset})\n{p.text}")
+        return "\n".join(parts)
+
     def meta(self) -> dict[str, Any]:
-        return {
+        meta: dict[str, Any] = {
             "memory_name": self.memory_name,
             "artifact_namespace": self.namespace,
             "tool": self.record.tool,
@@ -127,6 +166,25 @@ class Reference:
             "tokens": self.record.tokens,
             "bytes": self.record.bytes,
         }
+        if self.outline and self.outline_tokens > 0:
+            meta["outline"] = [e.to_dict() for e in self.outline]
+            meta["outline_item"] = self.outline_item
+        if self.intent:
+            meta["intent"] = {
+                "intent": self.intent,
+                "passages": [
+                    {
+                        "item": item,
+                        "line": p.line,
+                        "end_line": p.end_line,
+                        "offset": p.offset,
+                        "score": p.score,
+                        "text": p.text,
+                    }
+                    for item, p in self.passages
+                ],
+            }
+        return meta
 
 
 class TaskMemory:
@@ -216,8 +274,13 @@ class TaskMemory:
         arguments: Mapping[str, Any] | None = None,
         owner: str = "",
         preview_tokens: int = 0,
+        outline_tokens: int = 0,
+        intent: str | None = None,
     ) -> Reference:
-        """Store one tool result's artifacts under a fresh namespace and return its reference."""
+        """Store one tool result's artifacts under a fresh namespace and return its reference.
+
+        The reference shows up to ``outline_tokens`` of the first text's outline (0: none) and, for an
+        ``intent``, the passages that best answer it."""
         flat = flatten(artifacts)
         if not any(flat):
             raise InvalidArgumentError("nothing to store: the result is empty")
@@ -262,7 +325,41 @@ class TaskMemory:
         preview = ""
         if preview_tokens > 0 and items and items[0].tokens:
             preview = self.window(namespace, 0, 0, preview_tokens).text
-        return Reference(memory_name=self.name, record=record, preview=preview)
+        texts = [i.item for i in items if i.kind in TEXT_KINDS and DUPLICATE_OF not in i.meta and i.tokens]
+        entries: list[Entry] = []
+        outline_item = 0
+        if outline_tokens > 0:
+            for position in texts:
+                entries = self.text.outline(namespace, position)
+                if entries:
+                    outline_item = position
+                    break
+        found: list[tuple[int, Passage]] = []
+        if intent and intent.strip():
+            found = self._passages(namespace, texts, intent)
+        return Reference(
+            memory_name=self.name,
+            record=record,
+            preview=preview,
+            outline=tuple(entries),
+            outline_item=outline_item,
+            outline_tokens=outline_tokens,
+            intent=intent.strip() if intent else "",
+            passages=tuple(found),
+        )
+
+    def _passages(self, namespace: str, texts: Sequence[int], intent: str) -> list[tuple[int, Passage]]:
+        """The best passages for ``intent`` over the namespace's texts, read straight from the stored text:
+        the indexes are still being built."""
+        found: list[tuple[int, Passage]] = []
+        per_passage = INTENT_TOKENS // INTENT_PASSAGES
+        for position in texts:
+            data = self.text.load(namespace, position)
+            tokens = self.text.token_index(namespace, position)
+            for p in passages.best(data, intent, tokens, LineIndex.of(data), INTENT_PASSAGES, per_passage):
+                found.append((position, p))
+        found.sort(key=lambda x: -x[1].score)
+        return found[:INTENT_PASSAGES]
 
     # -- reading ---------------------------------------------------------------
 
@@ -298,10 +395,24 @@ class TaskMemory:
         return cls(value=text, name=found.name, meta=found.meta)
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int, owner: str | None = None) -> Window:
+        self._text_item(namespace, item, owner)
+        return self.text.window(namespace, item, offset, max_tokens)
+
+    def window_at_line(self, namespace: str, item: int, line: int, max_tokens: int, owner: str | None = None) -> Window:
+        """Up to ``max_tokens`` of a stored text from the start of its 1-based ``line``."""
+        self._text_item(namespace, item, owner)
+        return self.text.window_at_line(namespace, item, line, max_tokens)
+
+    def outline(self, namespace: str, item: int = 0, owner: str | None = None) -> builtins.list[Entry]:
+        """The outline of a stored text: its definitions, headings, JSON schema, log summary or paragraphs."""
+        self._text_item(namespace, item, owner)
+        return self.text.outline(namespace, item)
+
+    def _text_item(self, namespace: str, item: int, owner: str | None) -> ItemRecord:
         found = self.item(namespace, item, owner)
         if found.kind not in TEXT_KINDS:
             raise InvalidArgumentError(f"item {item} of {namespace!r} is {found.kind}, not text: load it whole")
-        return self.text.window(namespace, item, offset, max_tokens)
+        return found
 
     def query(
         self,
@@ -314,10 +425,25 @@ class TaskMemory:
         """The best chunks for `query` in `mode` (hybrid, dense or lexical), and the namespaces in scope that
         are not yet fully indexed for it."""
         scope = self._scope(namespace, owner)
-        hits = self.text.query(query, scope, top_k, mode)
+        hits = self._with_lines(self.text.query(query, scope, top_k, mode))
         pending = self.text.pending(mode)
         indexing = sorted(pending if scope is None else pending & set(scope))
         return hits, indexing
+
+    def _with_lines(self, hits: builtins.list[Hit]) -> builtins.list[Hit]:
+        """Hits with the line each starts in (one read of each text that has hits)."""
+        lines: dict[tuple[str, int], LineIndex] = {}
+        out = []
+        for hit in hits:
+            key = (hit.namespace, hit.item)
+            try:
+                index = lines.get(key) or lines.setdefault(key, self.text.lines(*key))
+            except NotFoundError:
+                out.append(hit)  # deleted meanwhile
+                continue
+            start = hit.start if hit.start >= 0 else int(self.text.token_index(*key).offsets[hit.offset])
+            out.append(replace(hit, line=index.line_at(start)))
+        return out
 
     def grep(
         self, pattern: str, namespace: str | None = None, max_matches: int = 50, owner: str | None = None

@@ -26,6 +26,8 @@ from mcp.shared.exceptions import MCPError
 from offprompt.config import OffPrompt, ServerConfig, StdioServer
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
+from offprompt.proxy.client_features import Callers, ClientChannel
+from offprompt.proxy.intent import with_intent
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
 from offprompt.proxy.stdio_session import RawProgress, StdioSession
 
@@ -47,6 +49,9 @@ Listing = Literal["tools", "prompts", "resources"]
 EVERY_LISTING: tuple[Listing, ...] = ("tools", "prompts", "resources")
 TOOLS_LISTING: tuple[Listing, ...] = ("tools",)
 ChangeFn = Callable[[Collection[Listing]], Awaitable[None]]
+#: A downstream notification for the clients: the server's name, the method, its params.
+RelayFn = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+RELAYED_NOTIFICATIONS = frozenset({"notifications/message", "notifications/resources/updated"})
 
 
 def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
@@ -78,6 +83,8 @@ class Downstream:
         self.name = name
         self.config = config
         self._connect = connect
+        self.callers = Callers(name, config.roots)  # who answers the server's sampling, elicitation and roots
+        self.on_relay: RelayFn | None = None  # the server's log messages and resource updates, for the clients
         self.tools_version = 0
         self._tools: list[mt.Tool] = []
         self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
@@ -103,6 +110,10 @@ class Downstream:
     @property
     def running(self) -> bool:
         return self._session is not None
+
+    @property
+    def session(self) -> McpSession | None:
+        return self._session
 
     async def ensure_started(self, tg: TaskGroup) -> McpSession:
         """The live session, starting the server first if it is not running."""
@@ -138,7 +149,8 @@ class Downstream:
         stop = anyio.Event()
         started = False
         try:
-            async with self._connect(self.name, self.config, Hooks(self._on_notification, self._exited)) as session:
+            hooks = Hooks(self._on_notification, self._exited, self.callers.answer)
+            async with self._connect(self.name, self.config, hooks) as session:
                 self.starts += 1
                 self.tools = await _list_all_tools(session)
                 self._session, self._stop, self.error, self.died = session, stop, None, None
@@ -157,6 +169,8 @@ class Downstream:
         if method == "notifications/tools/list_changed" and self._session is not None:
             self.tools = await _list_all_tools(self._session)
             await self._on_tools_changed(TOOLS_LISTING)
+        elif method in RELAYED_NOTIFICATIONS and self.on_relay is not None:
+            await self.on_relay(self.name, method, params)
 
     async def call(
         self,
@@ -165,13 +179,15 @@ class Downstream:
         arguments: dict[str, Any] | None,
         limit: float | None,
         progress: ProgressFn | None = None,
+        caller: ClientChannel | None = None,
     ) -> mt.CallToolResult:
-        """Call a tool; the result as an SDK model."""
+        """Call a tool; the result as an SDK model. `caller` answers what the server asks its client meanwhile."""
 
         async def send(session: McpSession) -> mt.CallToolResult:
             return await session.call_tool(tool, arguments, progress_callback=progress)
 
-        return await self._guarded(tg, tool, limit, send)
+        with self.callers.calling(caller):
+            return await self._guarded(tg, tool, limit, send)
 
     async def call_raw(
         self,
@@ -180,6 +196,7 @@ class Downstream:
         arguments: dict[str, Any] | None,
         limit: float | None,
         progress: RawProgress | None = None,
+        caller: ClientChannel | None = None,
     ) -> dict[str, Any]:
         """Call a tool of a local server; the result exactly as the server wrote it (the fast lane)."""
 
@@ -187,7 +204,8 @@ class Downstream:
             assert isinstance(session, StdioSession)
             return await session.request("tools/call", {"name": tool, "arguments": arguments or {}}, progress)
 
-        return await self._guarded(tg, tool, limit, send)
+        with self.callers.calling(caller):
+            return await self._guarded(tg, tool, limit, send)
 
     @property
     def raw_capable(self) -> bool:
@@ -271,6 +289,7 @@ class Proxy:
         places: Mapping[str, str] | None = None,
         list_wait: float = LIST_WAIT_SECONDS,
         connect: Connect = open_session,
+        intent: bool = False,
     ) -> None:
         """`connect` opens a session to one server (`openers.open_session` by default: a subprocess or HTTP);
         tests pass one that connects to servers in the same process."""
@@ -283,10 +302,16 @@ class Proxy:
         self._listed_early = False  # a listing went out while servers were still starting
         self._started_at = 0.0
         self.listeners: list[ChangeFn] = []
+        self.relays: list[RelayFn] = []  # who hears the downstreams' log messages and resource updates
+        for downstream in self.downstreams.values():
+            downstream.on_relay = self._relay
+        self._template_owner: dict[str, str] = {}
         self._tg: TaskGroup | None = None
         self._first_start: anyio.Event = anyio.Event()
         self._one_started = anyio.Event()  # set, and replaced, each time a server's first start ends
         self._resource_owner: dict[str, str] = {}
+        self.intent = intent  # each tool gets offprompt's `intent` argument (see intent.py)
+        self._with_intent: set[Route] = set()
         self._routes: dict[str, Route] = {}
         self._listed: list[mt.Tool] = []
         self._routes_version: tuple[int, ...] = ()
@@ -351,6 +376,10 @@ class Proxy:
         for listener in self.listeners:
             await listener(listings)
 
+    async def _relay(self, server: str, method: str, params: dict[str, Any]) -> None:
+        for relay in self.relays:
+            await relay(server, method, params)
+
     def routes(self) -> dict[str, Route]:
         """Public tool name → server and tool; rebuilt when a downstream's tool list changes."""
         self._refresh()
@@ -362,14 +391,26 @@ class Proxy:
             return
         routes: dict[str, Route] = {}
         listed: list[mt.Tool] = []
+        intent_routes: set[Route] = set()
         for name, downstream in self.downstreams.items():
             for tool in downstream.tools:
                 public = public_name(name, tool.name)
                 if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
                     public = public_name(name, tool.name, force_hash=True)
-                routes[public] = Route(name, tool.name)
-                listed.append(tool.model_copy(update={"name": public, "output_schema": None}))
+                route = routes[public] = Route(name, tool.name)
+                update: dict[str, Any] = {"name": public, "output_schema": None}
+                schema = with_intent(tool.input_schema) if self.intent else None
+                if schema is not None:
+                    update["input_schema"] = schema
+                    intent_routes.add(route)
+                listed.append(tool.model_copy(update=update))
         self._routes, self._listed, self._routes_version = routes, listed, version
+        self._with_intent = intent_routes
+
+    def takes_intent(self, route: Route) -> bool:
+        """Whether the tool's `intent` argument is offprompt's, to be taken out before the call is forwarded."""
+        self._refresh()
+        return route in self._with_intent
 
     @property
     def is_ready(self) -> bool:
@@ -469,6 +510,8 @@ class Proxy:
     async def list_resource_templates(self) -> list[mt.ResourceTemplate]:
         async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
             templates = (await session.list_resource_templates()).resource_templates
+            for template in templates:
+                self._template_owner[template.uri_template] = downstream.name
             return [t.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{t.name}"}) for t in templates]
 
         return await self._gather("resources", fetch)
@@ -483,6 +526,40 @@ class Proxy:
                 last = exc
         raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
 
+    async def set_logging_level(self, level: mt.LoggingLevel) -> None:
+        """Pass the client's log level on to every server that logs."""
+        for downstream, session in await self._sessions("logging"):
+            try:
+                await session.set_logging_level(level)
+            except MCPError as exc:
+                logger.warning('"%s" refused logging level %s: %s', downstream.name, level, exc.message)
+
+    async def complete(
+        self, ref: mt.PromptReference | mt.ResourceTemplateReference, argument: dict[str, str], context: dict[str, str]
+    ) -> mt.Completion:
+        """Completions from the server that owns the prompt (by its public name) or the resource template."""
+        for downstream, session in await self._sessions("completions"):
+            if isinstance(ref, mt.PromptReference):
+                prompts = (await session.list_prompts()).prompts if _capable(session, "prompts") else []
+                own = [p.name for p in prompts if public_name(downstream.name, p.name) == ref.name]
+                if not own:
+                    continue
+                ref = mt.PromptReference(name=own[0])
+            elif self._template_owner.get(ref.uri) not in (None, downstream.name):
+                continue
+            return (await session.complete(ref, argument, context or None)).completion
+        return mt.Completion(values=[])
+
+    async def subscribe(self, uri: str, subscribe: bool) -> str:
+        """Subscribe to (or unsubscribe from) a resource at the server that listed it; that server's name."""
+        owner = self._resource_owner.get(uri)
+        for downstream, session in await self._sessions("resources", first=owner):
+            if owner not in (None, downstream.name):
+                continue
+            await (session.subscribe_resource(uri) if subscribe else session.unsubscribe_resource(uri))
+            return downstream.name
+        raise MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
+
     def policy(self, route: Route) -> OffPrompt:
         return self.downstreams[route.server].config.policy_for(route.tool)
 
@@ -490,19 +567,43 @@ class Proxy:
         return self.downstreams[route.server].config.timeout_seconds or self.default_timeout
 
     async def call(
-        self, public: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+        self,
+        public: str,
+        arguments: dict[str, Any] | None,
+        progress: ProgressFn | None = None,
+        caller: ClientChannel | None = None,
     ) -> tuple[Route, mt.CallToolResult]:
         route = self.routes().get(public)
         if route is None:
             raise KeyError(public)
         assert self._tg is not None, "the proxy is not running"
         downstream = self.downstreams[route.server]
-        result = await downstream.call(self._tg, route.tool, arguments, self.timeout(route), progress)
+        result = await downstream.call(self._tg, route.tool, arguments, self.timeout(route), progress, caller)
         return route, result
 
     async def call_raw(
-        self, route: Route, arguments: dict[str, Any] | None, progress: RawProgress | None = None
+        self,
+        route: Route,
+        arguments: dict[str, Any] | None,
+        progress: RawProgress | None = None,
+        caller: ClientChannel | None = None,
     ) -> dict[str, Any]:
         assert self._tg is not None, "the proxy is not running"
         downstream = self.downstreams[route.server]
-        return await downstream.call_raw(self._tg, route.tool, arguments, self.timeout(route), progress)
+        return await downstream.call_raw(self._tg, route.tool, arguments, self.timeout(route), progress, caller)
+
+    def attach_client(self, channel: ClientChannel) -> None:
+        """The one client of a stdio server: it answers the downstreams' requests between calls too."""
+        for downstream in self.downstreams.values():
+            downstream.callers.sole = channel
+
+    async def roots_changed(self) -> None:
+        """Tell every running downstream that the client's roots changed, so they ask again."""
+        for downstream in self._running():
+            session = downstream.session
+            if session is None:
+                continue
+            try:
+                await session.send_roots_list_changed()
+            except Exception as exc:  # a server that went away hears it on its next start
+                logger.debug('could not tell "%s" the roots changed: %s', downstream.name, exc)

@@ -19,9 +19,11 @@ import anyio
 import mcp_types as mt
 from mcp import ClientSession
 from mcp.client.session import IncomingMessage
+from mcp.shared.exceptions import MCPError
 
 from offprompt.config import HttpServer, ServerConfig, StdioServer
-from offprompt.proxy.stdio_session import Process, StdioSession, close_process, open_process
+from offprompt.proxy.client_features import CLIENT_CAPABILITIES
+from offprompt.proxy.stdio_session import Process, RequestHandler, StdioSession, close_process, open_process
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +50,21 @@ class McpSession(Protocol):
 
     async def read_resource(self, uri: str) -> Any: ...
 
+    async def send_roots_list_changed(self) -> None: ...
+
+    async def set_logging_level(self, level: mt.LoggingLevel) -> Any: ...
+
+    async def complete(
+        self,
+        ref: mt.ResourceTemplateReference | mt.PromptReference,
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> mt.CompleteResult: ...
+
+    async def subscribe_resource(self, uri: str) -> Any: ...
+
+    async def unsubscribe_resource(self, uri: str) -> Any: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Hooks:
@@ -57,6 +74,8 @@ class Hooks:
     on_notification: Callable[[str, dict[str, Any]], Awaitable[None]]
     #: The connection ended by itself; the argument says why, or is None when a call already reported it.
     on_exit: Callable[[str | None], None]
+    #: A request the server sends its client (sampling, elicitation, roots): the result, or an MCPError.
+    on_request: RequestHandler | None = None
 
 
 Connect = Callable[[str, ServerConfig, Hooks], AbstractAsyncContextManager[McpSession]]
@@ -72,14 +91,50 @@ async def open_session(name: str, config: ServerConfig, hooks: Hooks) -> AsyncIt
     assert isinstance(config, HttpServer)
 
     async def on_message(message: IncomingMessage) -> None:
-        if isinstance(message, mt.ToolListChangedNotification):
-            await hooks.on_notification("notifications/tools/list_changed", {})
+        if isinstance(message, mt.ToolListChangedNotification | mt.ResourceUpdatedNotification):
+            params = message.params.model_dump(mode="json", by_alias=True, exclude_none=True) if message.params else {}
+            await hooks.on_notification(message.method, params)
 
     async with AsyncExitStack() as stack:
         read, write = await stack.enter_async_context(_http_transport(config))
-        client = await stack.enter_async_context(ClientSession(read, write, message_handler=on_message))
+        client = await stack.enter_async_context(
+            ClientSession(read, write, message_handler=on_message, **client_callbacks(hooks))
+        )
         await client.initialize()
         yield client
+
+
+def client_callbacks(hooks: Hooks) -> dict[str, Any]:
+    """The SDK ClientSession's callbacks for sampling, elicitation and roots, relayed through `hooks`."""
+    if hooks.on_request is None:
+        return {}
+    ask = hooks.on_request
+
+    async def relay(method: str, params: Any, result_type: type[Any]) -> Any:
+        try:
+            dumped = params.model_dump(mode="json", by_alias=True, exclude_none=True) if params is not None else {}
+            return result_type.model_validate(await ask(method, dumped))
+        except MCPError as exc:
+            return exc.error
+
+    async def sampling(context: Any, params: mt.CreateMessageRequestParams) -> Any:
+        return await relay("sampling/createMessage", params, mt.CreateMessageResult)
+
+    async def elicitation(context: Any, params: mt.ElicitRequestParams) -> Any:
+        return await relay("elicitation/create", params, mt.ElicitResult)
+
+    async def roots(context: Any) -> Any:
+        return await relay("roots/list", None, mt.ListRootsResult)
+
+    async def log(params: mt.LoggingMessageNotificationParams) -> None:
+        await hooks.on_notification("notifications/message", params.model_dump(mode="json", exclude_none=True))
+
+    return {
+        "sampling_callback": sampling,
+        "elicitation_callback": elicitation,
+        "list_roots_callback": roots,
+        "logging_callback": log,
+    }
 
 
 @asynccontextmanager
@@ -89,7 +144,7 @@ async def _stdio(config: StdioServer, hooks: Hooks) -> AsyncIterator[StdioSessio
     )
     try:
         async with anyio.create_task_group() as tg:
-            session = StdioSession(process, hooks.on_notification)
+            session = StdioSession(process, hooks.on_notification, hooks.on_request, CLIENT_CAPABILITIES)
             tg.start_soon(_watch, session, process, hooks)
             await session.initialize()
             yield session

@@ -34,6 +34,8 @@ READ_CHUNK = 1 << 16
 RawProgress = Callable[[dict[str, Any]], Awaitable[None]]
 """Gets the `params` of each `notifications/progress` for a request."""
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
+RequestHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Answers a request the server sends (`sampling/createMessage`, ...): its result, or an MCPError."""
 
 
 Process = asyncio.subprocess.Process
@@ -51,9 +53,17 @@ class _Pending:
 class StdioSession:
     """One initialized MCP session with a subprocess; requests may run concurrently."""
 
-    def __init__(self, process: Process, on_notification: NotificationHandler) -> None:
+    def __init__(
+        self,
+        process: Process,
+        on_notification: NotificationHandler,
+        on_request: RequestHandler | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+    ) -> None:
         self._process = process
         self._on_notification = on_notification
+        self._on_request = on_request
+        self._capabilities = dict(capabilities or {})  # what offprompt declares at initialize
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
         self._progress: dict[str | int, RawProgress] = {}
@@ -140,12 +150,20 @@ class StdioSession:
         pending.done.set()
 
     async def _answer_request(self, message: dict[str, Any]) -> None:
-        # offprompt offers the downstream no client features (sampling, roots, elicitation): only ping.
-        if message["method"] == "ping":
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+        method, params = message["method"], message.get("params")
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        if method == "ping":
+            reply["result"] = {}
+        elif self._on_request is None:
+            reply["error"] = {"code": mt.METHOD_NOT_FOUND, "message": f"offprompt does not offer {method}"}
         else:
-            error = {"code": mt.METHOD_NOT_FOUND, "message": f"offprompt does not offer {message['method']}"}
-            reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+            try:
+                reply["result"] = await self._on_request(method, params if isinstance(params, dict) else {})
+            except MCPError as exc:
+                reply["error"] = exc.error.model_dump(mode="json", exclude_none=True)
+            except Exception as exc:  # the server must hear back, whatever went wrong on the way
+                logger.exception("relaying %s from a downstream failed", method)
+                reply["error"] = {"code": mt.INTERNAL_ERROR, "message": f"{method} failed in offprompt: {exc}"}
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             await self._send(reply)
 
@@ -208,7 +226,7 @@ class StdioSession:
                 await self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
 
     async def initialize(self) -> None:
-        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO}
+        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": self._capabilities, "clientInfo": CLIENT_INFO}
         self.initialize_result = await self.request("initialize", params)
         self.server_capabilities = mt.ServerCapabilities.model_validate(
             self.initialize_result.get("capabilities") or {}
@@ -216,6 +234,29 @@ class StdioSession:
         await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     # -- the ClientSession methods the proxy uses ------------------------------
+
+    async def send_roots_list_changed(self) -> None:
+        await self._send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+
+    async def set_logging_level(self, level: mt.LoggingLevel) -> dict[str, Any]:
+        return await self.request("logging/setLevel", {"level": level})
+
+    async def complete(
+        self,
+        ref: mt.ResourceTemplateReference | mt.PromptReference,
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> mt.CompleteResult:
+        params: dict[str, Any] = {"ref": ref.model_dump(mode="json", by_alias=True), "argument": argument}
+        if context_arguments:
+            params["context"] = {"arguments": context_arguments}
+        return mt.CompleteResult.model_validate(await self.request("completion/complete", params))
+
+    async def subscribe_resource(self, uri: str) -> dict[str, Any]:
+        return await self.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe_resource(self, uri: str) -> dict[str, Any]:
+        return await self.request("resources/unsubscribe", {"uri": uri})
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, *, progress_callback: Any = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import warnings
 import weakref
 from collections.abc import Collection
 from typing import Any
@@ -16,7 +17,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
@@ -29,6 +30,7 @@ from offprompt.errors import NotFoundError, OffpromptError
 from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
 from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy
 from offprompt.results import CallSite, ResultBoundary, ResultSettings
+from offprompt.serve.client_channels import SessionChannel
 from offprompt.tools import TOOLS
 
 logger = logging.getLogger(__name__)
@@ -69,9 +71,9 @@ _CHANGED_EVENTS: dict[Listing, type[ToolsListChanged | PromptsListChanged | Reso
     "resources": ResourcesListChanged,
 }
 _CHANGED_NOTIFICATIONS: dict[Listing, str] = {
-    "tools": "send_tool_list_changed",
-    "prompts": "send_prompt_list_changed",
-    "resources": "send_resource_list_changed",
+    "tools": "notifications/tools/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+    "resources": "notifications/resources/list_changed",
 }
 LIST_CHANGES = NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True)
 
@@ -104,12 +106,14 @@ def build_server(
     results go through `results` (one built from `settings` when not given)."""
     settings = settings or OffpromptSettings()
     results = results or ResultBoundary(memory, ResultSettings.of(settings))
-    # One session per client connection, to send it notifications later. The SDK makes a session per
-    # request; keyed by its connection (no public accessor yet), it lives as long as the connection.
-    sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+    # The connections of 2025-era clients, to tell them of changed lists later. Weak: a connection that closed
+    # is gone (a registry whose values referred back to their keys kept every connection, ~20 MiB a 1,000).
+    connections: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def remember(ctx: Ctx) -> None:
-        sessions[getattr(ctx.session, "_connection", ctx.session)] = ctx.session
+        connection = getattr(ctx.session, "_connection", None)  # no public accessor in the SDK yet
+        if connection is not None and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            connections.add(connection)
 
     # 2026-07-28 clients hear of changes through `subscriptions/listen`; older ones by a plain notification.
     bus = InMemorySubscriptionBus()
@@ -117,17 +121,33 @@ def build_server(
     async def announce(listings: Collection[Listing]) -> None:
         for listing in listings:
             await bus.publish(_CHANGED_EVENTS[listing]())
-        for session in list(sessions.values()):
-            if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                continue
+        for connection in list(connections):
             try:
                 for listing in listings:
-                    await getattr(session, _CHANGED_NOTIFICATIONS[listing])()
+                    await connection.notify(_CHANGED_NOTIFICATIONS[listing], None)
             except Exception:  # a client that went away
-                logger.debug("could not notify a session of changed lists", exc_info=True)
+                logger.debug("could not notify a connection of changed lists", exc_info=True)
+
+    # Which connections subscribed to a downstream resource, by URI.
+    subscribers: dict[str, weakref.WeakSet[Any]] = {}
+
+    async def relay(server: str, method: str, params: dict[str, Any]) -> None:
+        """A downstream's log message (its logger named by its server) or resource update, to the clients."""
+        if method == "notifications/message":
+            logger_name = params.get("logger")
+            params = {**params, "logger": f"{server}.{logger_name}" if logger_name else server}
+            targets = list(connections)
+        else:
+            targets = list(subscribers.get(str(params.get("uri")), ()))
+        for connection in targets:
+            try:
+                await connection.notify(method, params)
+            except Exception:  # a client that went away
+                logger.debug("could not relay %s to a connection", method, exc_info=True)
 
     if proxy is not None:
         proxy.listeners.append(announce)
+        proxy.relays.append(relay)
 
     async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
         remember(ctx)
@@ -141,10 +161,17 @@ def build_server(
         route = await proxy.route(params.name)
         if route is None:
             raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
-        site = CallSite(route.server, route.tool, proxy.policy(route), params.arguments, owner_of(ctx) or "")
+        site = CallSite(
+            route.server,
+            route.tool,
+            proxy.policy(route),
+            params.arguments,
+            owner_of(ctx) or "",
+            proxy.takes_intent(route),
+        )
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-            return (await proxy.call(params.name, arguments, _progress_forwarder(ctx)))[1]
+            return (await proxy.call(params.name, arguments, _progress_forwarder(ctx), SessionChannel(ctx)))[1]
 
         return await results.answer(site, fetch)
 
@@ -207,19 +234,58 @@ def build_server(
                 mt.INVALID_PARAMS, f"Unknown prompt: {params.name}. Call prompts/list to see them."
             ) from None
 
-    return OffpromptServer(
-        "offprompt",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_subscriptions_listen=ListenHandler(bus),
-    )
+    async def set_logging_level(ctx: Ctx, params: mt.SetLevelRequestParams) -> mt.EmptyResult:
+        remember(ctx)
+        if proxy is not None:
+            await proxy.set_logging_level(params.level)
+        return mt.EmptyResult()
+
+    async def complete(ctx: Ctx, params: mt.CompleteRequestParams) -> mt.CompleteResult:
+        if proxy is None:
+            return mt.CompleteResult(completion=mt.Completion(values=[]))
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        context = dict(params.context.arguments or {}) if params.context is not None else {}
+        return mt.CompleteResult(completion=await proxy.complete(params.ref, argument, context))
+
+    async def subscribe(ctx: Ctx, params: mt.SubscribeRequestParams) -> mt.EmptyResult:
+        uri = str(params.uri)
+        if proxy is None or uri.startswith(f"{URI_SCHEME}://"):
+            raise MCPError(mt.INVALID_PARAMS, f"{uri} does not change: there is nothing to subscribe to")
+        await proxy.subscribe(uri, subscribe=True)
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None:
+            subscribers.setdefault(uri, weakref.WeakSet()).add(connection)
+        return mt.EmptyResult()
+
+    async def unsubscribe(ctx: Ctx, params: mt.UnsubscribeRequestParams) -> mt.EmptyResult:
+        uri = str(params.uri)
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None:
+            subscribers.get(uri, weakref.WeakSet()).discard(connection)
+        if proxy is not None and not subscribers.get(uri):
+            await proxy.subscribe(uri, subscribe=False)
+        return mt.EmptyResult()
+
+    # Logging is deprecated at 2026-07-28 (SEP-2577) and current for the 2025-era clients offprompt serves.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The logging capability is deprecated", MCPDeprecationWarning)
+        return OffpromptServer(
+            "offprompt",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=read_resource,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
+            on_subscriptions_listen=ListenHandler(bus),
+            on_set_logging_level=set_logging_level,
+            on_completion=complete,
+            on_subscribe_resource=subscribe,
+            on_unsubscribe_resource=unsubscribe,
+        )
 
 
 def _read_memory_uri(memory: TaskMemory, uri: str, owner: str | None) -> mt.ReadResourceResult:

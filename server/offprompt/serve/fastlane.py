@@ -16,10 +16,13 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
+from mcp.shared.dispatcher import as_request_id
 from mcp.shared.exceptions import MCPError
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from offprompt.jsonrpc import dumps
+from offprompt.proxy.client_features import ClientChannel
 from offprompt.proxy.downstreams import Proxy, Route
 from offprompt.results import CallSite, ResultBoundary
 from offprompt.tools import TOOLS
@@ -37,7 +40,7 @@ def tool_name(message: dict[str, Any]) -> str | None:
 
 
 def is_request_id(value: object) -> bool:
-    return isinstance(value, str | int) and not isinstance(value, bool)
+    return as_request_id(value) is not None  # the SDK's rule: a str or an int, never a bool
 
 
 class FastLane:
@@ -46,6 +49,7 @@ class FastLane:
     def __init__(self, proxy: Proxy, results: ResultBoundary) -> None:
         self.proxy = proxy
         self.results = results
+        self.client: ClientChannel | None = None  # answers the downstreams' sampling, elicitation, roots
         self.initialized = False
         self.calls: dict[str | int, anyio.CancelScope] = {}
         self._call_ended = anyio.Event()
@@ -89,10 +93,16 @@ class FastLane:
                 update = {**update, "progressToken": token}  # the client's own token
                 await write({"jsonrpc": "2.0", "method": "notifications/progress", "params": update})
 
-        site = CallSite(route.server, route.tool, self.proxy.policy(route), params.get("arguments"))
+        site = CallSite(
+            route.server,
+            route.tool,
+            self.proxy.policy(route),
+            params.get("arguments"),
+            intent=self.proxy.takes_intent(route),
+        )
 
         async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:
-            return await self.proxy.call_raw(route, arguments, progress)
+            return await self.proxy.call_raw(route, arguments, progress, self.client)
 
         with scope:
             try:
@@ -111,8 +121,8 @@ class FastLane:
     def cancel(self, message: dict[str, Any]) -> bool:
         """Cancel a fast-lane call the client gave up on; False when the SDK owns that request."""
         params = message.get("params")
-        request_id = params.get("requestId") if isinstance(params, dict) else None
-        scope = self.calls.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
+        request_id = cancelled_request_id_from_params(params if isinstance(params, dict) else None)
+        scope = self.calls.get(request_id) if request_id is not None else None
         if scope is None:
             return False
         scope.cancel()

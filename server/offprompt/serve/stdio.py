@@ -20,6 +20,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from offprompt.jsonrpc import dumps, loads
+from offprompt.serve.client_channels import StdioClient
 from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
 
 LINE_LIMIT = 1 << 30  # one JSON-RPC message may be this large (a screenshot, a big file)
@@ -97,6 +98,10 @@ class _Connection:
         self.to_sdk, self.sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         self.sdk_out, self.from_sdk = anyio.create_memory_object_stream[SessionMessage](16)
         self.sdk_requests: set[str | int] = set()  # ids the SDK has yet to answer
+        self.client = StdioClient(self.write)  # the downstreams' requests to our client go out here
+        if lane is not None:
+            lane.client = self.client
+            lane.proxy.attach_client(self.client)
 
     async def write(self, message: dict[str, Any] | bytes) -> None:
         self.transport.write(message if isinstance(message, bytes) else _dumps(message))
@@ -143,6 +148,12 @@ class _Connection:
                 continue
             if lane is not None and isinstance(message, dict):
                 method = message.get("method")
+                if self.client.take(message):
+                    continue  # the client's answer to a downstream's request
+                if method == "initialize":
+                    self.client.declared(message)
+                elif method == "notifications/roots/list_changed":
+                    tg.start_soon(lane.proxy.roots_changed)
                 if method == "notifications/initialized":
                     lane.initialized = True
                 elif method == "notifications/cancelled" and lane.cancel(message):

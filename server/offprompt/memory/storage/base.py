@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from offprompt.artifacts import Artifact
+from offprompt.memory.outline import Entry, LineIndex
+from offprompt.tokens import TokenIndex
 
 #: How `query` ranks: by meaning and words together, by meaning (embeddings) only, or by words (BM25) only.
 SearchMode = Literal["hybrid", "dense", "lexical"]
@@ -26,23 +28,30 @@ class StoredItem:
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """One token window of a stored text."""
+    """One token window of a stored text, and the lines it covers: ``line`` holds its first byte, ``end_line``
+    its last; ``next_line`` starts right where it ends (None when it ends inside a line or at the end)."""
 
     text: str
     offset: int
     next_offset: int | None
     total_tokens: int
+    line: int = 1
+    end_line: int = 1
+    next_line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A chunk that matched a query; `offset` is its first token, for `memory_load`."""
+    """A chunk that matched a query; `offset` is its first token, for `memory_load`; `start` its first byte
+    (-1: not known) and `line` the line that holds it (0: not known yet)."""
 
     namespace: str
     item: int
     offset: int
     score: float
     text: str
+    start: int = -1
+    line: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +85,19 @@ class TextStorage(Storage, Protocol):
     def store(self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True) -> StoredItem: ...
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window: ...
+
+    def window_at_line(self, namespace: str, item: int, line: int, max_tokens: int) -> Window:
+        """Up to ``max_tokens`` from the start of the 1-based ``line``, ending at a line break where one is in
+        reach."""
+        ...
+
+    def outline(self, namespace: str, item: int) -> list[Entry]:
+        """The item's outline, made when it was stored (or now, for an item stored without one)."""
+        ...
+
+    def lines(self, namespace: str, item: int) -> LineIndex: ...
+
+    def token_index(self, namespace: str, item: int) -> TokenIndex: ...
 
     def query(
         self,

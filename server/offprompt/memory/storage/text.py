@@ -18,7 +18,8 @@ or `hybrid` (both scores, normalised and combined: see :func:`_fuse`). In
 doesn't, as grep would find it.
 
 Layout under `root`: raw/{namespace}/{item}.txt .idx (uint32 token offsets)
-.json (kind, hint) .embedded (marker); lexical.sqlite3; chroma/ for a
+.lines (uint32 line starts, then the size) .json (kind, hint) .outline.json (the outline, made at store
+time) .embedded (marker); lexical.sqlite3; chroma/ for a
 persistent collection; deleted.txt (namespaces to drop from Chroma when it
 opens).
 """
@@ -43,7 +44,8 @@ import numpy as np
 
 from offprompt.artifacts import Artifact
 from offprompt.errors import InvalidArgumentError, NotFoundError
-from offprompt.memory import chunking
+from offprompt.memory import chunking, outline
+from offprompt.memory.outline import Entry, LineIndex
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, StoredItem, Window
 from offprompt.memory.storage.blob import write_atomically
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
@@ -135,6 +137,8 @@ class IndexedTextStorage:
             self._lexical.delete(namespace)
         chunked = self._lexical.indexed()
         for sidecar in sorted(self._raw.glob("*/*.json")):
+            if not sidecar.stem.isdigit():
+                continue  # an outline
             if not json.loads(sidecar.read_bytes()).get("searchable", True):
                 continue
             job = _Job(sidecar.parent.name, int(sidecar.stem), fresh=False)
@@ -162,7 +166,13 @@ class IndexedTextStorage:
         index = index_tokens(data)
         write_atomically(self._path(namespace, item, ".txt"), data)
         write_atomically(self._path(namespace, item, ".idx"), index.to_bytes())
-        sidecar = {"kind": artifact.kind, "hint": _hint(artifact.meta), "searchable": searchable}
+        lines = LineIndex.of(data)
+        write_atomically(self._path(namespace, item, ".lines"), lines.to_bytes())
+        hint = _hint(artifact.meta)
+        sidecar = {"kind": artifact.kind, "hint": hint, "searchable": searchable}
+        if searchable:  # a copy of an earlier item gets its outline when one is asked for
+            entries = outline.build(data, artifact.kind, hint, index, lines)
+            write_atomically(self._path(namespace, item, ".outline.json"), outline.dumps(entries))
         write_atomically(self._path(namespace, item, ".json"), json.dumps(sidecar).encode())
         if searchable:
             self._enqueue(_Job(namespace, item, fresh=True))
@@ -204,7 +214,70 @@ class IndexedTextStorage:
         with open(text_path, "rb") as f:
             f.seek(start_byte)
             text = f.read(end_byte - start_byte).decode("utf-8")
-        return Window(text=text, offset=offset, next_offset=end if end < total else None, total_tokens=total)
+        lines = self.lines(namespace, item)
+        return Window(
+            text=text,
+            offset=offset,
+            next_offset=end if end < total else None,
+            total_tokens=total,
+            line=lines.line_at(start_byte),
+            end_line=lines.line_at(max(end_byte - 1, start_byte)),
+            next_line=lines.starts_line(end_byte) if end < total else None,
+        )
+
+    def window_at_line(self, namespace: str, item: int, line: int, max_tokens: int) -> Window:
+        lines = self.lines(namespace, item)
+        if not 1 <= line <= lines.lines:
+            raise InvalidArgumentError(
+                f"line {line} is past the end: item {item} of {namespace!r} has lines 1 to {lines.lines}"
+            )
+        if max_tokens <= 0:
+            raise InvalidArgumentError(f"max_tokens must be at least 1, not {max_tokens}")
+        index = self.token_index(namespace, item)
+        start_byte = lines.start_of(line)
+        first = index.token_at(start_byte)
+        end = min(first + max_tokens, index.tokens)
+        end_byte = int(index.offsets[end])
+        next_line: int | None = None
+        if end < index.tokens:
+            # End at the last line break in reach, so the next read starts at a line as well.
+            last = lines.line_at(end_byte)
+            if lines.start_of(last) > start_byte:
+                end_byte, next_line = lines.start_of(last), last
+                end = index.token_at(end_byte)
+        with open(self._path(namespace, item, ".txt"), "rb") as f:
+            f.seek(start_byte)
+            text = f.read(end_byte - start_byte).decode("utf-8")
+        return Window(
+            text=text,
+            offset=first,
+            next_offset=end if end_byte < lines.size else None,
+            total_tokens=index.tokens,
+            line=line,
+            end_line=lines.line_at(max(end_byte - 1, start_byte)),
+            next_line=next_line,
+        )
+
+    def outline(self, namespace: str, item: int) -> list[Entry]:
+        path = self._path(namespace, item, ".outline.json")
+        try:
+            return outline.loads(path.read_bytes())
+        except FileNotFoundError:
+            pass
+        data = self._require(namespace, item).read_bytes()
+        sidecar = json.loads(self._path(namespace, item, ".json").read_bytes())
+        entries = outline.build(data, sidecar["kind"], sidecar.get("hint", ""), self.token_index(namespace, item))
+        with self._write_lock:
+            if self._path(namespace, item, ".txt").exists():
+                write_atomically(path, outline.dumps(entries))
+        return entries
+
+    def lines(self, namespace: str, item: int) -> LineIndex:
+        """Where each line starts, stored with the text (found again for a text stored without it)."""
+        try:
+            return LineIndex.from_bytes(self._path(namespace, item, ".lines").read_bytes())
+        except FileNotFoundError:
+            return LineIndex.of(self._require(namespace, item).read_bytes())
 
     def token_index(self, namespace: str, item: int) -> TokenIndex:
         self._require(namespace, item)
@@ -299,7 +372,10 @@ class IndexedTextStorage:
             for c in found:
                 c.score = c.scores.get(mode, 0.0)
         best = sorted(found, key=lambda c: (c.named, c.score), reverse=True)[:top_k]
-        return [Hit(c.record.namespace, c.record.item, c.record.offset, round(c.score, 4), c.text) for c in best]
+        return [
+            Hit(c.record.namespace, c.record.item, c.record.offset, round(c.score, 4), c.text, c.record.start)
+            for c in best
+        ]
 
     def _complete(self, query: str, vector: Sequence[float] | None, found: Sequence[_Candidate]) -> None:
         """Give each candidate both scores: BM25 to those found by meaning, similarity to those found by words."""

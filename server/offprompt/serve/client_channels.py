@@ -1,0 +1,93 @@
+"""The clients offprompt serves, as channels for the downstreams' requests (sampling, elicitation, roots).
+
+`StdioClient` is the one client of a stdio server, asked with JSON-RPC ids of offprompt's own; a
+`SessionChannel` is the SDK session of the client whose call is in flight (the SDK path, every transport).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp_types as mt
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+
+Write = Callable[[dict[str, Any]], Awaitable[None]]
+
+#: The typed request and result of each relayed method, for the SDK's session.
+_TYPES: dict[str, tuple[Any, type[Any]]] = {
+    "sampling/createMessage": (mt.CreateMessageRequest, mt.CreateMessageResult),
+    "elicitation/create": (mt.ElicitRequest, mt.ElicitResult),
+    "roots/list": (mt.ListRootsRequest, mt.ListRootsResult),
+}
+
+
+class StdioClient:
+    """The client on stdin/stdout: offprompt's own requests to it, with ids no client request uses."""
+
+    def __init__(self, write: Write) -> None:
+        self._write = write
+        self._ids = itertools.count(1)
+        self._pending: dict[str, tuple[anyio.Event, list[dict[str, Any]]]] = {}
+        self.capabilities: dict[str, Any] = {}
+
+    def supports(self, feature: str) -> bool:
+        return feature in self.capabilities
+
+    def declared(self, initialize: dict[str, Any]) -> None:
+        """Remember what the client declared in its `initialize`."""
+        params = initialize.get("params")
+        capabilities = params.get("capabilities") if isinstance(params, dict) else None
+        self.capabilities = capabilities if isinstance(capabilities, dict) else {}
+
+    def take(self, message: dict[str, Any]) -> bool:
+        """Whether `message` answers one of offprompt's requests (then it is taken here, not by the SDK)."""
+        request_id = message.get("id")
+        if "method" in message or not isinstance(request_id, str) or request_id not in self._pending:
+            return False
+        done, answer = self._pending[request_id]
+        answer.append(message)
+        done.set()
+        return True
+
+    async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        request_id = f"offprompt-{next(self._ids)}"
+        done, answer = self._pending[request_id] = (anyio.Event(), [])
+        try:
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+            if params is not None:
+                message["params"] = params
+            await self._write(message)
+            await done.wait()
+        finally:
+            del self._pending[request_id]
+        reply = answer[0]
+        error = reply.get("error")
+        if isinstance(error, dict):
+            code = error.get("code")
+            raise MCPError(code if isinstance(code, int) else mt.INTERNAL_ERROR, str(error.get("message", "")))
+        result = reply.get("result")
+        return result if isinstance(result, dict) else {}
+
+
+class SessionChannel:
+    """The client of one SDK request context: requests go on that request's stream, related to it."""
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        self._ctx = ctx
+
+    def supports(self, feature: str) -> bool:
+        capabilities = self._ctx.session.client_capabilities
+        return capabilities is not None and getattr(capabilities, feature, None) is not None
+
+    async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        request_type, result_type = _TYPES[method]
+        request = request_type.model_validate({"method": method, "params": params or {}})
+        metadata = ServerMessageMetadata(related_request_id=self._ctx.request_id)
+        result = await self._ctx.session.send_request(request, result_type, metadata=metadata)
+        dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped

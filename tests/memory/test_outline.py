@@ -1,0 +1,194 @@
+"""The outline of real stored texts: every entry names what starts on its line, for each kind of text, and
+its token offset points exactly there, also where the whole text is one line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from offprompt.memory import outline
+from offprompt.memory.outline import Entry
+from offprompt.tokens import TokenIndex, index_tokens
+
+from ..support import DOCS, REPO
+
+LICENSES = REPO / "bench" / "retrieval" / "data" / "licenses"
+
+
+def build(text: str, kind: str = "text", hint: str = "") -> tuple[list[Entry], TokenIndex]:
+    data = text.encode()
+    tokens = index_tokens(data)
+    return outline.build(data, kind, hint, tokens), tokens
+
+
+def named(entries: list[Entry], prefix: str) -> Entry:
+    return next(e for e in entries if e.title.startswith(prefix))
+
+
+def line_of(lines: list[str], exact: str) -> int:
+    return lines.index(exact) + 1
+
+
+def starts_at(tokens: TokenIndex, entry: Entry, byte: int) -> bool:
+    """The entry's token is the one that holds `byte`: a window from it starts with the entry."""
+    return int(tokens.offsets[entry.offset]) <= byte < int(tokens.offsets[entry.offset + 1])
+
+
+def test_python_code_lists_classes_functions_and_methods_on_their_lines() -> None:
+    text = (DOCS / "code_subprocess.py").read_text()
+    lines = text.split("\n")
+    entries, tokens = build(text, hint="subprocess.py")
+    for e in entries:  # every title is the line it points at (its signature), plus a docstring's first sentence
+        signature = e.title.split(" — ")[0]
+        assert " ".join(lines[e.line - 1].split()).startswith(signature), e
+        assert starts_at(tokens, e, len("\n".join(lines[: e.line - 1]).encode()) + (e.line > 1))
+    timeout = named(entries, "class TimeoutExpired(SubprocessError):")
+    assert timeout.line == line_of(lines, "class TimeoutExpired(SubprocessError):")
+    assert timeout.kind == "class"
+    assert timeout.depth == 0
+    assert "This exception is raised when the timeout expires" in timeout.title
+    assert lines[timeout.end_line - 1].strip()  # ends on its last line, not on the blank lines after it
+    assert not lines[timeout.end_line].startswith(" ")  # and nothing of its body follows
+    communicate = named(entries, "def communicate(self, input=None, timeout=None):")
+    assert communicate.kind == "method"
+    assert communicate.depth == 1
+    popen = named(entries, "class Popen:")
+    assert popen.line < communicate.line <= communicate.end_line <= popen.end_line
+    assert named(entries, "def run(").title.endswith(
+        "Run command with arguments and return a CompletedProcess instance."
+    )
+
+
+def test_javascript_methods_nest_in_their_class_with_their_jsdoc_summary() -> None:
+    text = (DOCS / "code_commander_command.js").read_text()
+    lines = text.split("\n")
+    entries, _ = build(text, hint="command.js")
+    command = named(entries, "class Command extends EventEmitter")
+    assert command.line == line_of(lines, "class Command extends EventEmitter {")
+    assert lines[command.end_line - 1] == "}"  # the closing brace belongs to the class
+    method = named(entries, "command(nameAndArgs, actionOptsOrExecDesc, execOpts)")
+    assert (method.kind, method.depth) == ("method", 1)
+    assert method.title.endswith("Define a command.")
+    assert lines[method.line - 1] == "  command(nameAndArgs, actionOptsOrExecDesc, execOpts) {"
+    assert lines[method.end_line - 1] == "  }"
+    for e in entries:
+        assert " ".join(lines[e.line - 1].split()).startswith(e.title.split(" — ")[0]), e
+
+
+def test_rest_headings_form_a_tree_on_their_lines() -> None:
+    text = (DOCS / "prose_flask_config.rst").read_text()
+    lines = text.split("\n")
+    entries, _ = build(text, hint="config.rst")
+    assert [e.kind for e in entries] == ["heading"] * len(entries)
+    for e in entries:
+        assert lines[e.line - 1].strip() == e.title, e
+    top, debug, builtin = (named(entries, t) for t in ("Configuration Handling", "Debug Mode", "Builtin Config"))
+    assert (top.depth, debug.depth) == (0, 1)
+    assert debug.end_line == builtin.line - 1  # a section runs to the next heading of its level
+    assert top.end_line == len(text.rstrip("\n").split("\n"))
+
+
+def test_markdown_headings_keep_their_levels() -> None:
+    text = (REPO / "README.md").read_text()
+    lines = text.split("\n")
+    entries, _ = build(text, hint="README.md")
+    atx = [(n + 1, line) for n, line in enumerate(lines) if re.match(r"#{1,6} ", line)]
+    fenced = [n for n, line in enumerate(lines) if line.startswith("```")]
+    atx = [(n, line) for n, line in atx if sum(1 for f in fenced if f < n - 1) % 2 == 0]
+    assert [(e.line, e.title) for e in entries] == [(n, line.lstrip("#").strip()) for n, line in atx]
+    depth = {len(line) - len(line.lstrip("#")): e.depth for e, (_, line) in zip(entries, atx, strict=True)}
+    assert depth[1] < depth[2] < depth.get(3, 99)
+
+
+def test_html_headings_and_a_one_line_page_get_exact_offsets() -> None:
+    body = "".join(
+        f"<h{level}>{title}</h{level}>\n<p>{title} text, " + "words " * 200 + "</p>\n"
+        for level, title in ((1, "Guide"), (2, "Install"), (2, "Configure"), (3, "Proxy"))
+    )
+    page = f"<!doctype html>\n<html><body>\n{body}</body></html>\n"
+    for text in (page, page.replace("\n", "")):
+        entries, tokens = build(text, hint="text/html")
+        assert [(e.title, e.depth) for e in entries] == [("Guide", 0), ("Install", 1), ("Configure", 1), ("Proxy", 2)]
+        for e in entries:
+            at = text.encode().index(f">{e.title}</h".encode()) - 3
+            assert starts_at(tokens, e, at), e
+            assert e.line == text[:at].count("\n") + 1
+
+
+def test_json_gets_its_schema_and_the_line_of_every_top_level_key_and_record() -> None:
+    text = (DOCS / "json_botocore_sqs_service-2.json").read_text()
+    lines = text.split("\n")
+    entries, _ = build(text, kind="json")
+    operations = named(entries, "operations: object, map of 23 keys")
+    assert operations.line == line_of(lines, '  "operations":{')
+    assert operations.depth == 0
+    send = named(entries, "operations.SendMessage")
+    assert send.line == line_of(lines, '    "SendMessage":{')
+    assert (send.kind, send.depth) == ("key", 1)
+    assert lines[send.end_line - 1].strip() in ("}", "},")
+    assert named(entries, "version: string").title == 'version: string = "2.0"'
+    shape_type = named(entries, "shapes.*.type: string")
+    assert shape_type.kind == "schema"
+    assert '= "' in shape_type.title  # one short example value
+    assert named(entries, "metadata.protocols: array").title.endswith("1 items")
+
+
+def test_json_on_one_line_still_gets_an_outline_with_exact_token_offsets() -> None:
+    pretty = (DOCS / "json_botocore_sqs_service-2.json").read_text()
+    text = json.dumps(json.loads(pretty), separators=(",", ":"))  # as structuredContent is stored
+    entries, tokens = build(text, kind="json")
+    assert {e.title for e in entries} == {e.title for e in build(pretty, kind="json")[0]}
+    assert {e.line for e in entries} == {1}
+    data = text.encode()
+    for name in ("SendMessage", "DeleteQueue", "ReceiveMessage"):
+        entry = named(entries, f"operations.{name}")
+        at = data.index(f'"{name}":{{"name"'.encode())
+        assert starts_at(tokens, entry, at)
+
+
+def test_a_log_gets_its_span_line_count_and_most_frequent_templates() -> None:
+    text = (DOCS / "logs_dpkg.log").read_text()
+    lines = text.split("\n")
+    entries, _ = build(text, hint="dpkg.log")
+    nonblank = [line for line in lines if line.strip()]
+    summary = entries[0]
+    assert summary.kind == "summary"
+    assert summary.title == f"{len(nonblank):,} lines, {nonblank[0][:19]} to {nonblank[-1][:19]}"
+    installed = [n + 1 for n, line in enumerate(lines) if line[20:].startswith("status installed ")]
+    template = named(entries, f"{len(installed):,}x status installed <*> <*>")
+    assert (template.kind, template.line, template.end_line) == ("template", installed[0], installed[-1])
+
+
+def test_plain_text_gets_its_paragraphs_with_their_first_words() -> None:
+    text = (LICENSES / "flask-3.1.3-LICENSE.txt").read_text()
+    lines = text.split("\n")
+    entries, _ = build(text)
+    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+    assert len(entries) == len(paragraphs)
+    for e, paragraph in zip(entries, paragraphs, strict=True):
+        assert e.kind == "paragraph"
+        assert lines[e.line - 1].strip().startswith(e.title.split()[0])
+        assert paragraph.split()[0] == e.title.split()[0]
+        assert e.end_line - e.line == paragraph.strip().count("\n")
+
+
+def test_outlines_are_stored_with_the_text(tmp_path: Path) -> None:
+    from offprompt.artifacts import TextArtifact
+    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+    settings = MemorySettings(name="outline", data_dir=tmp_path)
+    memory = TaskMemory.open(settings)
+    text = (DOCS / "prose_flask_config.rst").read_text()
+    try:
+        ref = memory.store([TextArtifact(value=text, meta={"mcp": {"uri": "file:///config.rst"}})], tool="fs.read")
+        stored = list((tmp_path / "outline" / "text" / "raw" / ref.namespace).glob("*.outline.json"))
+        assert [p.name for p in stored] == ["0.outline.json"]
+        assert memory.outline(ref.namespace) == build(text, hint="file:///config.rst")[0]
+    finally:
+        memory.close()
+    reopened = TaskMemory.open(settings)  # read back from disk by a later process
+    try:
+        assert reopened.outline(ref.namespace)[0].title == "Configuration Handling"
+    finally:
+        reopened.close()
