@@ -233,6 +233,9 @@ def main() -> None:
         modules[name] = row
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=2) + "\n")
+        if "note" in row:
+            print(f"{name:18} {row['note']}", flush=True)
+            continue
         print(
             f"{name:18} {row['mutants']:>5} mutants {row['killed']:>5} killed {row['equivalent']:>4} equivalent "
             f"{row['survived']:>4} survived  score {row['score']}  ({row['seconds']} s)",
