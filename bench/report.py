@@ -127,10 +127,32 @@ def machine() -> dict[str, Any]:
     }
 
 
+def commit() -> str:
+    """The commit the bench ran at, `+dirty` when the tree had changes: the README's table names it."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=Path(__file__).parent, capture_output=True, text=True, check=False)
+        return done.stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def sections_from_json(doc: dict[str, Any]) -> list[SectionResult]:
+    """The sections of a results file, as `table` takes them."""
+    found = []
+    for name, s in doc["sections"].items():
+        rows = [Row(r["metric"], r["value"], r["unit"], r["target"], r["status"], r["note"]) for r in s["rows"]]
+        found.append(SectionResult(name, s["title"], rows, notes=s["notes"], error=s["error"]))
+    return found
+
+
 def write_json(path: Path, command: str, meta: dict[str, Any], sections: list[SectionResult]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {
         "command": command,
+        "commit": commit(),
         "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": meta,
         "sections": {s.name: s.to_json() for s in sections},

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from bench.context import Context
 from bench.corpus import MB, mixed_text
+from offprompt.memory.storage.lexical import ChunkRecord
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import index_tokens
 
@@ -68,8 +69,18 @@ def insert(
     first_chunk: int = 0,
     max_offset: int = 1,
 ) -> None:
-    """Add chunk records for `namespace` straight to the memory's collection, as the indexer writes them."""
+    """Add chunk records for `namespace` straight to the memory's collection, as the indexer writes them, and
+    the same chunks to its lexical index, so that a hybrid query searches both indexes full (the indexer is held
+    while a collection is built this way)."""
     collection: Any = memory.text._get_collection()  # type: ignore[attr-defined]
+    stored = len(memory.text.load(namespace, 0))  # type: ignore[attr-defined]
+    span = max(stored // max(len(docs), 1), 1)
+    records = [
+        # Spans inside the stored text, so a hit reads text back from the file as a real one does.
+        ChunkRecord(namespace, 0, first_chunk + k, (k * span) % stored, min((k * span) % stored + span, stored), 0, "")
+        for k in range(len(docs))
+    ]
+    memory.text._lexical.add(namespace, 0, records, docs, [""] * len(docs))  # type: ignore[attr-defined]
     for start in range(0, len(docs), INSERT_BATCH):
         stop = min(start + INSERT_BATCH, len(docs))
         chunks = range(first_chunk + start, first_chunk + stop)

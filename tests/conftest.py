@@ -11,6 +11,20 @@ from mcp import Client
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.serve.app import build_server
 
+from .serving import CONFORMANCE_CLI, INSPECTOR, NODE
+from .support import require_installed
+
+
+@pytest.fixture
+def npm_peers() -> None:
+    """The Inspector and Node 22 from tests/peers: skipped without them, failed without them in CI."""
+    require_installed([INSPECTOR, NODE], "npm ci --prefix tests/peers")
+
+
+@pytest.fixture
+def conformance_suite() -> None:
+    require_installed([CONFORMANCE_CLI], "npm ci --prefix tests/conformance")
+
 
 @pytest.fixture
 def anyio_backend() -> str:

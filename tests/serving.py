@@ -26,20 +26,8 @@ INSPECTOR = PEERS / "@modelcontextprotocol" / "inspector" / "clients" / "launche
 CONFORMANCE_CLI = CONFORMANCE / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 HEADERS_SERVER = REPO / "tests" / "servers" / "headers.py"
 
-needs_peers = [
-    pytest.mark.node,
-    pytest.mark.skipif(
-        not INSPECTOR.exists() or not NODE.exists(),
-        reason="the npm peers are not installed: run `npm ci --prefix tests/peers` (.ci/run does)",
-    ),
-]
-needs_conformance = [
-    *needs_peers,
-    pytest.mark.skipif(
-        not CONFORMANCE_CLI.exists(),
-        reason="the conformance suite is not installed: run `npm ci --prefix tests/conformance` (.ci/run does)",
-    ),
-]
+needs_peers = [pytest.mark.node, pytest.mark.usefixtures("npm_peers")]
+needs_conformance = [*needs_peers, pytest.mark.usefixtures("conformance_suite")]
 
 START_TIMEOUT = 60.0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +27,23 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 PEERS = REPO / "tests" / "peers" / "node_modules"
 
 
+def require_installed(paths: Sequence[Path], install: str) -> None:
+    """Skip a test whose npm packages are missing, with how to install them; in CI (`CI` set) fail it instead,
+    since a CI run that skips them would pass without testing what they cover."""
+    missing = [str(p) for p in paths if not p.exists()]
+    if not missing:
+        return
+    import pytest
+
+    if os.environ.get("CI"):
+        pytest.fail(f"{', '.join(missing)} missing in CI: the CI script must run `{install}` first", pytrace=False)
+    pytest.skip(f"npm packages not installed: run `{install}`")
+
+
 def node_peer(script: str, *args: str) -> dict[str, object]:
     """An mcpServers entry that runs an npm peer from tests/peers with node."""
     path = PEERS / script
-    if not path.exists():
-        if os.environ.get("CI"):
-            raise RuntimeError(f"{path} is missing: .ci/run must install the npm peers (npm ci --prefix tests/peers)")
-        import pytest
-
-        pytest.skip("npm peers not installed: run `npm ci --prefix tests/peers`")
+    require_installed([path], "npm ci --prefix tests/peers")
     return {"command": "node", "args": [str(path), *args]}
 
 

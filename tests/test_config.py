@@ -547,3 +547,26 @@ def test_the_embedding_function_is_chosen_in_the_offprompt_block() -> None:
     assert parse_config({"mcpServers": {}}).settings.embedding.name == "offprompt-minilm-int8"
     with pytest.raises(ConfigError, match=r"embedding\.nmae"):
         parse_config({"offprompt": {"embedding": {"nmae": "x"}}, "mcpServers": {}})
+
+
+def test_a_multi_line_block_comment_keeps_the_line_numbers_below_it(tmp_path: Path) -> None:
+    # A licence header or a disabled server, commented out over several lines, sits above the problem.
+    path = write(
+        tmp_path,
+        """
+        /*
+          Shared team config.
+          "old": {"command": "retired"},
+        */
+        {
+          "mcpServers": {
+            /* "fs": {
+                 "command": "npx"
+               }, */
+            "fs": {"comand": "npx"}
+          }
+        }
+        """,
+    )
+    problem = load_config(path, check_paths=False).problems["fs"]
+    assert problem.startswith(f"{path}:10: mcpServers.fs.comand: unknown key")

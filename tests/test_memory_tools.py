@@ -218,3 +218,25 @@ async def test_a_blob_too_big_for_one_answer_is_refused_by_memory_load_but_read_
     blob = read.contents[0]
     assert isinstance(blob, mt.BlobResourceContents)
     assert base64.b64decode(blob.blob) == picture
+
+
+async def test_rare_four_byte_characters_read_back_one_token_at_a_time(memory: TaskMemory, client: Client) -> None:
+    text = "Linear B 𐀀𐀁𐀂, italics \U0001d440\U0001d441\U0001d442, CJK Ext. B 𠀀𠀁, cuneiform 𒀀𒀁, 👋🏽\r\n" * 3
+    ref = memory.store([TextArtifact(value=text)], tool="fs.read_file")
+    assert await read_back(client, ref.namespace, window=1) == text
+
+
+async def test_a_grep_hit_in_non_ascii_text_loads_a_window_that_starts_at_the_match(
+    memory: TaskMemory, client: Client
+) -> None:
+    # Multi-byte characters on the lines before and before the match on its line: offsets are in bytes.
+    lines = [f"Grüße {i}: 日本語のログ 🎉 наблюдение ok" for i in range(400)]
+    lines[321] = "Grüße 321: 日本語のログ 🎉 ERR_CONN_RESET upstream closed"
+    ref = memory.store([TextArtifact(value="\n".join(lines))], tool="logs.tail")
+    [match] = meta(await client.call_tool("memory_grep", {"pattern": "ERR_CONN_RESET"}))["matches"]
+    window = await client.call_tool(
+        "memory_load", {"artifact_namespace": ref.namespace, "offset": match["offset"], "max_tokens": 5}
+    )
+    before, found, _ = text_of(window).partition("ERR_CONN_RESET")
+    assert found
+    assert len(before) <= 1  # at most the space the match's first token starts with

@@ -124,3 +124,13 @@ def test_counting_stops_early_only_past_the_limit() -> None:
     counted, over = count_tokens_beyond(pretty, 4000)
     assert over
     assert 4000 < counted < count_tokens(pretty)  # pretty-printed JSON is decided from a prefix too
+
+
+#: Characters o200k_base splits inside: a token starts on the 2nd byte of Linear B (3 bytes to skip), on the 3rd of
+#: mathematical italics (2 to skip); CJK Extension B, cuneiform and an emoji with a skin tone beside them.
+RARE = "𐀀𐀁𐀂 a𐀃b \U0001d440\U0001d441\U0001d442 𠀀𠀁 𒀀𒀁 👋🏽 e\u0301 " * 20
+
+
+def test_rare_four_byte_characters_read_back_in_windows_of_any_size() -> None:
+    for window in (1, 2, 3, 5):
+        assert read_all(RARE.encode(), window) == RARE

@@ -25,6 +25,10 @@ from bench.timing import ainterleaved
 
 NAME = "passthrough"
 TITLE = "1. Passthrough"
+NEVER = "offprompt (off_prompt: never)"
+AUTO = "offprompt (off_prompt: auto, the default)"
+#: The client of every row: bench/stdio.py speaks the 2025-11-25 generation, so offprompt answers on its fast lane.
+CLIENT = "2025-11-25 stdio client"
 
 CALLS: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hello echo (tiny)", "hello", "echo", {"text": "hi"}),
@@ -55,13 +59,16 @@ async def _run(ctx: Context, res: SectionResult) -> None:
     else:
         res.notes.append("FastMCP is not installed (pip install -e '.[bench]'): its column is left out")
     if peers.offprompt_supports_config():
-        config = peers.write_config(
-            scratch / "offprompt.json",
-            {n: p.config(off_prompt="never") for n, p in downstreams.items()},
-            {"memory_name": "passthrough", "data_dir": str(scratch / "data")},
-        )
-        routes["offprompt"] = {n: peers.offprompt_command("serve", "--config", str(config)) for n in downstreams}
-        names["offprompt"] = peers.public_name
+        # Under `never` every result passes (pure passthrough); under the default `auto` the 100 KB text is
+        # over the threshold and comes back as a reference: the row says which it measured.
+        for mode, policy in ((NEVER, {"off_prompt": "never"}), (AUTO, {})):
+            config = peers.write_config(
+                scratch / f"offprompt-{policy.get('off_prompt', 'auto')}.json",
+                {n: p.config(**policy) for n, p in downstreams.items()},
+                {"memory_name": f"passthrough-{len(routes)}", "data_dir": str(scratch / "data")},
+            )
+            routes[mode] = {n: peers.offprompt_command("serve", "--config", str(config)) for n in downstreams}
+            names[mode] = peers.public_name
     else:
         res.notes.append("this offprompt has no `serve --config` yet: its column is left out")
 
@@ -73,13 +80,21 @@ async def _run(ctx: Context, res: SectionResult) -> None:
             for server, argv in by_server.items():
                 key = (route, server)
                 # offprompt proxies both servers from one process
-                if route == "offprompt" and server != "hello":
+                if route.startswith("offprompt") and server != "hello":
                     opened[key] = opened[(route, "hello")]
                     continue
                 peer = await StdioPeer.spawn(argv, env=env[server], stderr=scratch / f"{route}-{server}.log")
                 await peer.initialize()
                 listed[id(peer)] = [t["name"] for t in await peer.list_tools()]
                 opened[key] = peer
+        for route in routes:  # offprompt lists a server's tools once it is up: wait for every one timed here
+            peer = opened[(route, "hello")]
+            wanted = {names[route](server, tool) for _, server, tool, _ in CALLS}
+            for _ in range(300):
+                if route == "direct" or route == "fastmcp" or wanted <= set(listed[id(peer)]):
+                    break
+                await asyncio.sleep(0.1)
+                listed[id(peer)] = [t["name"] for t in await peer.list_tools()]
         table: dict[str, Any] = {}
         for label, server, tool, arguments in CALLS:
             ctx.log(f"passthrough: {label}")
@@ -104,10 +119,12 @@ async def _run(ctx: Context, res: SectionResult) -> None:
             for route, s in stats.items():
                 ratio = "" if route == "direct" else f", {s.p50 / direct:.2f}x direct"
                 res.rows.append(
-                    Row(f"{label}: {route}, p50", s.p50 * 1000, "ms", note=f"p95 {s.p95 * 1000:.2f} ms{ratio}")
+                    Row(
+                        f"{label}: {route}, {CLIENT}, p50", s.p50 * 1000, "ms", note=f"p95 {s.p95 * 1000:.2f} ms{ratio}"
+                    )
                 )
             table[label] = {route: s.to_json() for route, s in stats.items()}
-            if "offprompt" in stats and label == CALLS[0][0]:
+            if NEVER in stats and label == CALLS[0][0]:
                 _targets(res, stats)
             rates: dict[str, float] = {}
             for route in routes:
@@ -119,24 +136,76 @@ async def _run(ctx: Context, res: SectionResult) -> None:
                 res.rows.append(Row(f"{label}: {route}, {CALLERS} concurrent callers", rates[route], "calls/s"))
             table[label]["calls_per_second"] = rates
         res.data["calls"] = table
+        if NEVER in routes:
+            await _modern_client(ctx, res, downstreams["hello"], routes[NEVER]["hello"])
     finally:
         for peer in {id(p): p for p in opened.values()}.values():
             await peer.close()
 
 
 CALLERS = 8
+MODERN = "2026-07-28 client (mcp.Client over stdio)"
+
+
+async def _modern_client(ctx: Context, res: SectionResult, hello: Any, offprompt_argv: list[str]) -> None:
+    """The tiny call from a 2026-07-28 client (the SDK's `mcp.Client`), which offprompt answers on its SDK path,
+    not the fast lane: direct and through offprompt (never), in turn. Its client costs more than bench/stdio.py's
+    raw one, so only the ratio compares with the 2025 rows."""
+    import os
+    from contextlib import AsyncExitStack
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    def params(argv: list[str], env: dict[str, str]) -> StdioServerParameters:
+        return StdioServerParameters(command=argv[0], args=argv[1:], env={**os.environ, **env})
+
+    async with AsyncExitStack() as stack:
+        direct = await stack.enter_async_context(Client(stdio_client(params(hello.command, hello.env))))
+        via = await stack.enter_async_context(Client(stdio_client(params(offprompt_argv, {}))))
+        name = peers.public_name("hello", "echo")
+        for _ in range(300):  # offprompt lists the tool once the server is up
+            if name in {t.name for t in (await via.list_tools()).tools}:
+                break
+            await asyncio.sleep(0.1)
+
+        async def call_direct() -> None:
+            await direct.call_tool("echo", {"text": "hi"})
+
+        async def call_via() -> None:
+            await via.call_tool(name, {"text": "hi"})
+
+        ctx.log(f"passthrough: hello echo (tiny), {MODERN}")
+        stats = await ainterleaved({"direct": call_direct, NEVER: call_via}, repeat=ctx.pick(300, 30), warmup=10)
+    for route, s in stats.items():
+        ratio = "" if route == "direct" else f", {s.p50 / stats['direct'].p50:.2f}x direct"
+        res.rows.append(
+            Row(
+                f"hello echo (tiny): {route}, {MODERN}, p50",
+                s.p50 * 1000,
+                "ms",
+                note=f"p95 {s.p95 * 1000:.2f} ms{ratio}",
+            )
+        )
+    res.data["modern_client"] = {route: s.to_json() for route, s in stats.items()}
 
 
 def _targets(res: SectionResult, stats: dict[str, Any]) -> None:
     """Issue #5's two passthrough targets, on the tiny call."""
-    ratio = stats["offprompt"].p50 / stats["direct"].p50
+    ratio = stats[NEVER].p50 / stats["direct"].p50
     res.rows.append(
-        Row("tiny call: offprompt / direct, p50", ratio, "x", "<= 1.3", "met" if ratio <= 1.3 else "missed")
+        Row("tiny call: offprompt (never) / direct, p50", ratio, "x", "<= 1.3", "met" if ratio <= 1.3 else "missed")
     )
     if "fastmcp" in stats:
-        ratio = stats["offprompt"].p50 / stats["fastmcp"].p50
+        ratio = stats[NEVER].p50 / stats["fastmcp"].p50
         res.rows.append(
-            Row("tiny call: offprompt / FastMCP proxy, p50", ratio, "x", "<= 0.5", "met" if ratio <= 0.5 else "missed")
+            Row(
+                "tiny call: offprompt (never) / FastMCP proxy, p50",
+                ratio,
+                "x",
+                "<= 0.5",
+                "met" if ratio <= 0.5 else "missed",
+            )
         )
 
 

@@ -155,7 +155,9 @@ async def _queries(ctx: Context, res: SectionResult, memory: TaskMemory, client:
         report[str(count)] = {k: s.to_json() for k, s in stats.items()} | {"namespaces": len(namespaces)}
     res.data["memory_query"] = report
     res.notes.append(
-        "memory_query: the first 1k chunks are real chunks with the real model's vectors; past that, each "
+        "memory_query (hybrid, the default) searches both indexes full: every chunk is in the lexical index "
+        "(SQLite FTS5) and in Chroma. The first 1k chunks are real chunks with the real model's vectors; "
+        "past that, each "
         "further namespace holds 1k copies of those vectors with Gaussian noise (sigma=0.05 per dimension, "
         "renormalised) inserted directly, since embedding 100k chunks would take over an hour here. Every "
         "query embeds its text with the real model (questions from bench/retrieval/data/qa.jsonl)."

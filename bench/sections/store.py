@@ -12,7 +12,9 @@ import base64
 import json
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import mcp_types as mt
@@ -60,15 +62,36 @@ def _cold_store(ctx: Context) -> dict[str, Any]:
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def _model_alone(docs: list[str]) -> float:
-    """Seconds for the embedding model alone on `docs`, in the indexer's batches."""
+def _model_inputs(memory: Any, namespace: str) -> list[str]:
+    """What the indexer hands the model for each chunk of item 0 (its context line and text, as model text)."""
+    from offprompt.memory import chunking
+    from offprompt.memory.storage.text import searchable
+
+    data = memory.text.load(namespace, 0)
+    records = memory.text._lexical.chunks(namespace, 0)
+    return [chunking.for_embedding(searchable(r.context, data[r.start : r.end].decode())) for r in records]
+
+
+def _model_alone(docs: list[str], background: Callable[[], None], stores: int) -> float:
+    """Seconds for the embedding model alone on `docs`, in the indexer's batches, while `background` runs
+    `stores` times, 0.5 s apart: the load the indexer had beside it."""
     from offprompt.embedding import MiniLMEmbedding
 
+    def load() -> None:
+        for _ in range(stores):
+            background()
+            time.sleep(0.5)
+
     model = MiniLMEmbedding()
+    model.embed(docs[:1])  # loaded before the clock starts, as the indexer's model was
+    beside = threading.Thread(target=load, daemon=True)
     start = time.perf_counter()
+    beside.start()
     for first in range(0, len(docs), EMBED_BATCH):
         model.embed(docs[first : first + EMBED_BATCH])
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    beside.join()
+    return elapsed
 
 
 def run(ctx: Context) -> SectionResult:
@@ -155,14 +178,17 @@ def run(ctx: Context) -> SectionResult:
             busy_samples.append(time.perf_counter() - start)
             time.sleep(0.5)
         t_done = _wait_indexed(memory)
-        busy_held.jobs.clear()
 
         collection: Any = memory.text._get_collection()  # type: ignore[attr-defined]
         got = collection.get(where={"namespace": namespace}, include=["documents", "embeddings", "metadatas"])
         order = sorted(range(len(got["ids"])), key=lambda i: got["metadatas"][i]["chunk"])
         indexed_docs = [got["documents"][i] for i in order]
-        ctx.log(f"store: the model alone on the same {len(indexed_docs)} chunks")
-        model_seconds = _model_alone(indexed_docs)
+        # Like for like: the model embeds exactly what the indexer embedded (the model text, not the raw chunk),
+        # with the same 1 MB stores beside it as the indexer had.
+        model_docs = _model_inputs(memory, namespace)
+        ctx.log(f"store: the model alone on the same {len(model_docs)} model texts, {len(busy_samples)} stores beside")
+        model_seconds = _model_alone(model_docs, lambda: _store(busy, busy_result), len(busy_samples))
+        busy_held.jobs.clear()
         if ctx.cache.get("real_vectors") is None or len(ctx.cache["real_vectors"][0]) < len(order):
             ctx.cache["real_vectors"] = (indexed_docs, got["embeddings"][order])
 
@@ -180,9 +206,15 @@ def run(ctx: Context) -> SectionResult:
         )
     )
     res.rows.append(Row("indexing throughput", index_rate, "chunks/s"))
-    res.rows.append(Row("embedding model alone, same chunks, batches of 32", model_rate, "chunks/s"))
+    res.rows.append(Row("embedding model alone, the indexer's model texts, same load beside", model_rate, "chunks/s"))
     res.rows.append(
-        check("indexing / model alone", index_rate / model_rate, "x", at_least=TARGET_INDEX_RATIO, target="≥ 0.80")
+        check(
+            "indexing / model alone, like for like",
+            index_rate / model_rate,
+            "x",
+            at_least=TARGET_INDEX_RATIO,
+            target="≥ 0.80",
+        )
     )
     if busy_samples:
         b = summarize(busy_samples)
@@ -217,6 +249,7 @@ def run(ctx: Context) -> SectionResult:
     }
     res.notes.append(
         "Indexing throughput counts from the reference to the last chunk written; the model-alone run embeds the "
-        "documents the indexer stored, right after it, in the indexer's batches of 32."
+        "same model texts the indexer embedded (context line + chunk, as model text), right after it, in the "
+        "indexer's batches of 32, with the same number of 1 MB stores 0.5 s apart in another memory beside it."
     )
     return res

@@ -39,7 +39,7 @@ def result_text_size(result: mt.CallToolResult) -> tuple[int, str]:
     if result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":")))
     text = "\n".join(parts)
-    return len(text.encode("utf-8")), text
+    return len(text.encode("utf-8", "surrogatepass")), text  # a lone surrogate (from JSON) counts, not crashes
 
 
 def _blob_bytes(block: mt.ContentBlock) -> int:

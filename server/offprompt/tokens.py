@@ -142,15 +142,23 @@ def warm_up() -> None:
     _token_byte_lengths()
 
 
+def well_formed(text: str) -> str:
+    """The text with each lone surrogate (a str from JSON may hold one: "\\ud800") replaced by U+FFFD, as
+    tiktoken counts it; a surrogate pair becomes its character. UTF-8 can then hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def _token_ids(text: str) -> npt.NDArray[np.uint32]:
     """The text's tokens as one array straight from tiktoken, not a list of millions of ints. With no special
     token allowed or disallowed, special-token strings are plain text, as in `encode_ordinary`."""
     try:
         return encoding().encode_to_numpy(text, disallowed_special=())
-    except UnicodeEncodeError:  # lone surrogates (a str from JSON may hold them): replaced, as tiktoken does
-        return encoding().encode_to_numpy(
-            text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), disallowed_special=()
-        )
+    except UnicodeEncodeError:  # lone surrogates: replaced, as tiktoken does
+        return encoding().encode_to_numpy(well_formed(text), disallowed_special=())
 
 
 # A line break followed by spaces or tabs, if any, and then a character that is neither white space nor "/"

@@ -268,3 +268,18 @@ def test_an_unknown_embedding_function_is_a_config_error_naming_the_choices(sett
             memory.query("anything", mode="dense")
     finally:
         memory.close()
+
+
+async def test_dense_mode_ranks_by_meaning_alone(memory: TaskMemory, client: Client) -> None:
+    # An identifier from the query sits in an unrelated passage: words (and hybrid) put it first, meaning doesn't.
+    stories = {**STORIES, "Sky": STORIES["Sky"] + " Catalogue entry SKY_RING_0042."}
+    text = "".join(f"## {title}\n\n{body}\n\n" for title, body in stories.items())
+    memory.store([from_block(mt.TextContent(text=text))], tool="notes.read")
+    wait(memory)
+    question = "how are the strings of a violin tuned, see SKY_RING_0042"
+    hybrid = await query(client, query=question, mode="hybrid")
+    assert "SKY_RING_0042" in hybrid["results"][0]["text"]
+    dense = await query(client, query=question, mode="dense")
+    assert "violin" in dense["results"][0]["text"]
+    scores = [r["score"] for r in dense["results"]]
+    assert scores == sorted(scores, reverse=True)  # cosine similarity, nothing ranked by words

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -9,9 +10,13 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import mcp_types as mt
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from offprompt.policy import result_text_size
+from offprompt.tokens import count_tokens
 
 from ..support import REPO, node_peer, offprompt_command, subprocess_env
 
@@ -79,6 +84,37 @@ async def test_large_results_are_stored_and_read_back(tmp_path: Path) -> None:
             assert window.meta is not None
             offset = window.meta["offprompt"]["next_offset"]
         assert "".join(parts) == original
+
+
+async def test_a_small_result_of_an_always_tool_never_comes_back_inline(tmp_path: Path) -> None:
+    # A sensitive tool: even two words must be stored, for the 2025-era client whose calls take the fast lane.
+    config = {"mcpServers": {"counter": {"command": sys.executable, "args": [COUNTER], "off_prompt": "always"}}}
+    async with offprompt(tmp_path, config) as client:
+        result = await client.call_tool("counter__echo", {"text": "hunter2 password"})
+        assert not result.is_error
+        assert "hunter2" not in json.dumps(dump(result))
+        assert result.meta is not None
+        namespace = result.meta["offprompt"]["artifact_namespace"]
+        loaded = await client.call_tool("memory_load", {"artifact_namespace": namespace})
+        assert loaded.content[0].text == "hunter2 password"  # type: ignore[union-attr]
+
+
+async def test_dense_text_one_token_over_the_threshold_is_stored_not_relayed(tmp_path: Path) -> None:
+    # Hex digests are under two bytes a token: a byte pre-check must not let them through as "small".
+    hashes = "".join(hashlib.sha256(str(i).encode()).hexdigest() + "\n" for i in range(60))
+    async with session(sys.executable, COUNTER) as direct:
+        original = await direct.call_tool("echo", {"text": hashes})
+    size, text = result_text_size(mt.CallToolResult.model_validate(dump(original)))  # text and structured content
+    tokens = count_tokens(text)
+    assert size < 2 * tokens
+    config = {
+        "offprompt": {"threshold_tokens": tokens - 1},
+        "mcpServers": {"counter": {"command": sys.executable, "args": [COUNTER]}},
+    }
+    async with offprompt(tmp_path, config) as client:
+        result = await client.call_tool("counter__echo", {"text": hashes})
+        assert result.meta is not None, "relayed inline"
+        assert "artifact_namespace" in result.meta["offprompt"]
 
 
 @pytest.mark.node

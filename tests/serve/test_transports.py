@@ -341,6 +341,27 @@ async def test_a_namespace_stored_by_one_token_is_hidden_from_another(token_serv
         assert (await modern_bob.call_tool("memory_load", {"artifact_namespace": namespace})).is_error
 
 
+async def test_query_without_a_namespace_and_delete_keep_to_the_callers_token(token_server: Served) -> None:
+    url = local_url(token_server)
+    secret = "the vault combination is quartzlily marmalade"
+    async with session_for(url, ALICE) as alice:
+        stored = await alice.call_tool("rec__echo", {"text": secret})
+        namespace = stored.meta["offprompt"]["artifact_namespace"] if stored.meta else None
+        assert namespace, text_of(stored)
+        mine = await alice.call_tool("memory_query", {"query": "quartzlily marmalade"})
+        assert "quartzlily" in text_of(mine)  # so the query does find it, for its owner
+    async with session_for(url, BOB) as bob:
+        for mode in ("hybrid", "lexical"):
+            theirs = await bob.call_tool("memory_query", {"query": "quartzlily marmalade", "mode": mode})
+            assert "quartzlily" not in text_of(theirs)
+            assert namespace not in text_of(theirs)
+        refused = await bob.call_tool("memory_delete", {"artifact_namespace": namespace})
+        assert refused.is_error
+    async with session_for(url, ALICE) as alice:
+        kept = await alice.call_tool("memory_load", {"artifact_namespace": namespace})
+        assert text_of(kept).startswith(secret)  # Bob's delete took nothing away
+
+
 async def test_over_sse_too_a_token_is_required_and_keeps_namespaces_apart(sse_token_server: Served) -> None:
     async with httpx.AsyncClient(timeout=30) as http, http.stream("GET", sse_token_server.url) as response:
         assert response.status_code == 401

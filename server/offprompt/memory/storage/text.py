@@ -51,7 +51,7 @@ from offprompt.memory.storage.files import private_dir, write_atomically
 from offprompt.memory.storage.grep import GrepWorkers
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
-from offprompt.tokens import TokenIndex, index_tokens
+from offprompt.tokens import TokenIndex, index_tokens, well_formed
 
 __all__ = ["ChromaLocation", "EmbeddingSpec", "IndexState", "IndexedTextStorage", "collection_name", "searchable"]
 
@@ -176,7 +176,7 @@ class IndexedTextStorage:
 
     def store(self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True) -> StoredItem:
         """Write the text and its token index; chunk and embed it later unless it is not `searchable`."""
-        data = artifact.to_text().encode("utf-8")
+        data = well_formed(artifact.to_text()).encode("utf-8")  # a lone surrogate is stored as U+FFFD, not a crash
         index = index_tokens(data)
         write_atomically(self._path(namespace, item, ".txt"), data)
         write_atomically(self._path(namespace, item, ".idx"), index.to_bytes())

@@ -1,0 +1,247 @@
+"""Mutation testing of the modules where a silent bug costs most, each against the tests that cover it.
+
+    python -m bench.mutation                      # every module, this tree's tests
+    python -m bench.mutation --only policy tokens # some modules
+    python -m bench.mutation --tests-from main    # the tests of another commit (a "before" figure)
+    python -m bench.mutation --every 5            # a 1-in-5 sample of the mutants (by mutant number)
+
+mutmut (3.x) mutates one module at a time in a scratch copy under $TMPDIR: `server/` is copied as `src/`
+(mutmut puts `mutants/src` first on the path and names mutants after the import path) and PYTHONPATH points
+there too, so `offprompt serve` subprocesses started by a test run the mutant as well (mutmut's
+MUTANT_UNDER_TEST is inherited). mutmut picks, per mutant, the tests that called the mutated function in
+process while it collected its stats; a function reached only in a subprocess has "no tests" (counted as
+survived here: no test would notice it). It runs niced with one child: the machine is shared.
+
+Writes bench/results/mutation-<label>.json and prints one table row per module: mutants, killed, equivalent
+(listed with the reason in bench/mutation-equivalents.md), survived, score = (killed + equivalent) / mutants.
+Not run in CI: it takes minutes per module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
+EQUIVALENTS = REPO / "bench" / "mutation-equivalents.md"
+MUTMUT = Path(sys.executable).with_name("mutmut")
+TEST_SUPPORT = ["tests/__init__.py", "tests/conftest.py", "tests/support.py", "tests/serving.py", "tests/servers"]
+
+
+@dataclass(frozen=True)
+class Target:
+    module: str  # under server/offprompt/
+    tests: tuple[str, ...]  # the test files that cover it
+    functions: tuple[str, ...] = ("*",)  # mutant-name globs: the functions that matter, where a module is large
+
+
+TARGETS: dict[str, Target] = {
+    "policy": Target("policy.py", ("tests/test_policy.py", "tests/test_results.py")),
+    "results": Target("results.py", ("tests/test_results.py",)),
+    "tokens": Target("tokens.py", ("tests/test_tokens.py",)),
+    "tools": Target("tools.py", ("tests/test_memory_tools.py",)),
+    "task_memory": Target(
+        "memory/task_memory.py",
+        ("tests/test_memory_tools.py", "tests/memory/test_persistence.py"),
+        ("*TaskMemory*", "*_copy_of*"),
+    ),
+    "http guard": Target(
+        "serve/http.py",
+        ("tests/serve/test_transports.py",),
+        ("*RequestGuard*", "*owner_id*", "*parse_tokens*", "*is_loopback*"),
+    ),
+    "fastlane routing": Target(
+        "serve/fastlane.py",
+        # In process only: under mutmut, sys.stderr is closed, so the SDK's stdio_client cannot start a subprocess.
+        ("tests/serve/test_fastlane_routing.py",),
+        ("*FastLane*route*", "*tool_name*"),
+    ),
+}
+
+#: mutmut's verdicts, grouped as the table counts them.
+KILLED = {"killed", "timeout", "segfault", "caught by type check"}
+SURVIVED = {"survived", "no tests", "suspicious"}
+
+
+def sample_globs(functions: tuple[str, ...], every: int) -> list[str]:
+    """Mutant-name globs; with `every` > 1, those whose number ends in the digits of a 1-in-`every` sample."""
+    digits = {1: "", 2: "[02468]", 5: "[05]", 10: "[0]"}[every]
+    return [f"offprompt.*{f}__mutmut_*{digits}" if digits else f"offprompt.*{f}" for f in functions]
+
+
+def equivalents() -> dict[str, str]:
+    """Mutants named as equivalent in bench/mutation-equivalents.md: `- `name`: reason` lines."""
+    if not EQUIVALENTS.exists():
+        return {}
+    found = re.findall(r"^- `([^`]+)`: (.+)$", EQUIVALENTS.read_text(), flags=re.MULTILINE)
+    return dict(found)
+
+
+def scratch_copy(target: Target, tests_from: str | None) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="offprompt-mutation-"))
+    shutil.copytree(REPO / "server", root / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    if tests_from:
+        archive = subprocess.run(["git", "archive", tests_from, "tests"], cwd=REPO, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    else:
+        shutil.copytree(REPO / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
+    tests = [t for t in target.tests if (root / t).exists()]
+    config = (REPO / "pyproject.toml").read_text()
+    config += (
+        "\n[tool.mutmut]\n"
+        'source_paths = ["src"]\n'
+        f'only_mutate = ["src/offprompt/{target.module}"]\n'
+        f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]\n'
+    )
+    (root / "pyproject.toml").write_text(config)
+    with open(root / "tests" / "conftest.py", "a", encoding="utf-8") as conftest:
+        # mutmut runs pytest with sys.stderr closed; a test that starts a subprocess on it needs the real one.
+        conftest.write(
+            "\n\n@pytest.fixture(autouse=True)\ndef _real_stderr(monkeypatch: pytest.MonkeyPatch) -> None:\n"
+            "    import sys\n\n    monkeypatch.setattr(sys, 'stderr', sys.__stderr__)\n"
+        )
+    (root / "mutants" / "src").mkdir(parents=True)  # exists before Python starts, so PYTHONPATH finds it
+    return root
+
+
+def run_target(name: str, target: Target, tests_from: str | None, every: int) -> dict[str, object]:
+    root = scratch_copy(target, tests_from)
+    selection = re.findall(r"pytest_add_cli_args_test_selection = (.*)", (root / "pyproject.toml").read_text())
+    if not json.loads(selection[-1]):
+        shutil.rmtree(root, ignore_errors=True)  # with no test file mutmut would run the whole suite
+        return {"module": f"server/offprompt/{target.module}", "mutants": 0, "note": "no test file covers it"}
+    env = {**os.environ, "PYTHONPATH": str(root / "mutants" / "src"), "HF_HUB_OFFLINE": "1"}
+    started = time.monotonic()
+    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", "1", *sample_globs(target.functions, every)]
+    subprocess.run(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    listed = subprocess.run(
+        [str(MUTMUT), "results", "--all", "true"], cwd=root, env=env, capture_output=True, text=True, check=False
+    ).stdout
+    verdicts = {
+        mutant: verdict
+        for mutant, verdict in re.findall(r"^\s+(offprompt\.\S+): (.+)$", listed, flags=re.MULTILINE)
+        if verdict.strip() != "not checked"  # outside the sample, or the run stopped: not counted either way
+    }
+    named = equivalents()
+    equivalent = sorted(m for m, v in verdicts.items() if v.strip() in SURVIVED and m in named)
+    survived = sorted(m for m, v in verdicts.items() if v.strip() in SURVIVED and m not in named)
+    killed = [m for m, v in verdicts.items() if v.strip() in KILLED]
+    diffs = {}
+    for mutant in survived + equivalent:  # what each one changed, to kill it with a test or name it equivalent
+        shown = subprocess.run(
+            [str(MUTMUT), "show", mutant], cwd=root, env=env, capture_output=True, text=True, check=False
+        ).stdout
+        diffs[mutant] = "\n".join(line for line in shown.splitlines() if line[:1] in "+-@" and line[:3] not in "---+++")
+    shutil.rmtree(root, ignore_errors=True)
+    total = len(verdicts)
+    return {
+        "module": f"server/offprompt/{target.module}",
+        "functions": list(target.functions),
+        "tests": list(target.tests),
+        "sample": f"1 in {every}" if every > 1 else "all",
+        "mutants": total,
+        "killed": len(killed),
+        "equivalent": len(equivalent),
+        "survived": len(survived),
+        "score": round((len(killed) + len(equivalent)) / total, 3) if total else None,
+        "survivors": {m: diffs.get(m, "") for m in survived},
+        "equivalents": {m: named[m] for m in equivalent},
+        "verdicts": {v: sum(1 for x in verdicts.values() if x.strip() == v) for v in sorted(set(verdicts.values()))},
+        "seconds": round(time.monotonic() - started),
+    }
+
+
+def commit() -> str:
+    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    return found.stdout.strip()
+
+
+def markdown_table() -> str:
+    """The README's table: each module before (the tests of `--tests-from`) and after (this tree's tests)."""
+    runs = {}
+    for label in ("before", "after"):
+        path = RESULTS / f"mutation-{label}.json"
+        runs[label] = json.loads(path.read_text())["modules"] if path.exists() else {}
+    lines = [
+        "| module (functions) | sample | before: mutants / killed / equivalent / survived | score | "
+        "after: mutants / killed / equivalent / survived | score |",
+        "| --- | --- | --- | ---: | --- | ---: |",
+    ]
+
+    named = equivalents()
+
+    def cells(row: dict[str, Any] | None) -> str:
+        if not row:
+            return "not run | —"
+        if "note" in row:
+            return f"{row['note']} | 0%"
+        # Scored again against today's list of equivalents: one named since the run counts, one removed doesn't.
+        left = set(row.get("survivors", {})) | set(row.get("equivalents", {}))
+        equivalent = len(left & set(named))
+        survived = len(left) - equivalent
+        total = int(row["mutants"])
+        shown = f"{(int(row['killed']) + equivalent) / total:.0%}" if total else "—"
+        return f"{total} / {row['killed']} / {equivalent} / {survived} | {shown}"
+
+    for name, target in TARGETS.items():
+        before, after = runs["before"].get(name), runs["after"].get(name)
+        if not before and not after:
+            continue
+        where = target.module + ("" if target.functions == ("*",) else f" ({', '.join(target.functions)})")
+        sample = (after or before or {}).get("sample", "all")
+        lines.append(f"| {where} | {sample} | {cells(before)} | {cells(after)} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", choices=sorted(TARGETS), help="modules to mutate (default: all)")
+    parser.add_argument("--tests-from", help="run the tests of this git revision instead of this tree's")
+    parser.add_argument("--every", type=int, default=1, choices=[1, 2, 5, 10], help="mutate a 1-in-N sample")
+    parser.add_argument("--label", default="latest", help="results go to bench/results/mutation-LABEL.json")
+    parser.add_argument("--table", action="store_true", help="print the before/after Markdown table and exit")
+    parser.add_argument("--readme", action="store_true", help="write that table into the README's testing section")
+    args = parser.parse_args()
+    if args.table:
+        print(markdown_table())
+        return
+    if args.readme:
+        readme = REPO / "README.md"
+        text = readme.read_text(encoding="utf-8")
+        start, end = "<!-- mutation-table:start -->", "<!-- mutation-table:end -->"
+        before, rest = text.split(start, 1)
+        readme.write_text(f"{before}{start}\n{markdown_table()}\n{end}{rest.split(end, 1)[1]}", encoding="utf-8")
+        return
+    out = RESULTS / f"mutation-{args.label}.json"
+    report = json.loads(out.read_text()) if out.exists() else {}
+    report.update({"commit": commit(), "tests_from": args.tests_from or "this tree", "every": args.every})
+    modules = report.setdefault("modules", {})
+    for name in args.only or list(TARGETS):
+        row = run_target(name, TARGETS[name], args.tests_from, args.every)
+        modules[name] = row
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n")
+        if "note" in row:
+            print(f"{name:18} {row['note']}", flush=True)
+            continue
+        print(
+            f"{name:18} {row['mutants']:>5} mutants {row['killed']:>5} killed {row['equivalent']:>4} equivalent "
+            f"{row['survived']:>4} survived  score {row['score']}  ({row['seconds']} s)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
