@@ -62,6 +62,15 @@ class Question:
     question: str
     answer: str
 
+    @property
+    def split(self) -> str:
+        """``dev``: the first 87 questions, which the rankers may be tuned on; ``held-out``: the ``*-nNN`` ones on
+        four later documents, written before any tuning and never tuned on."""
+        return "held-out" if "-n" in self.id else "dev"
+
+
+SPLITS = ("dev", "held-out")
+
 
 @dataclass(frozen=True)
 class Doc:
@@ -179,7 +188,7 @@ def run(memory: TaskMemory, docs: dict[str, Doc], questions: list[Question]) -> 
         doc = docs[q.doc]
         a = doc.data.find(q.answer.encode("utf-8"))
         span = (a, a + len(q.answer.encode("utf-8")))
-        row: dict[str, Any] = {"id": q.id, "kind": q.kind, "type": q.type}
+        row: dict[str, Any] = {"id": q.id, "kind": q.kind, "type": q.type, "split": q.split}
         for scope in ("document", "memory"):
             for mode in MODES:
                 t0 = time.perf_counter()
@@ -225,10 +234,18 @@ def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict
         ranks["lexical"].append(judge_spans(answer, [(h.record.start, h.record.end) for h in found])[0])
     lexical.close()
     chunks = sum(len(spans) for spans, _ in windows.values())
+    by: dict[str, Any] = {}
+    for mode, r in ranks.items():
+        groups: dict[str, list[int | None]] = defaultdict(list)
+        for n, q in enumerate(questions):
+            for key in (q.kind, q.split, f"{q.split}/{q.kind}"):
+                groups[key].append(r[n])
+        by[f"fixed-200/{mode}"] = {k: metrics(v) for k, v in sorted(groups.items())}
     return {
         "chunks": chunks,
         "indexing_s": round(seconds, 2),
         **{f"fixed-200/{mode}": metrics(r) for mode, r in ranks.items()},
+        "by": by,
         "ranks": {q.id: {mode: r[n] for mode, r in ranks.items()} for n, q in enumerate(questions)},
     }
 
@@ -244,8 +261,8 @@ def summarise(questions: list[Question], answers: list[dict[str, Any]], indexing
             entry["query_ms_p50"] = round(statistics.median(a[key]["ms"] for a in answers), 2)
             by: dict[str, list[int | None]] = defaultdict(list)
             for a in answers:
-                by[a["kind"]].append(a[key]["rank"])
-                by[a["type"]].append(a[key]["rank"])
+                for group in (a["kind"], a["type"], a["split"], f"{a['split']}/{a['kind']}"):
+                    by[group].append(a[key]["rank"])
             entry["by"] = {k: metrics(v) for k, v in sorted(by.items())}
             entry["missed@5"] = [a["id"] for a in answers if a[key]["rank"] is None or a[key]["rank"] > 5]
             results[key] = entry
@@ -295,6 +312,7 @@ def print_report(report: dict[str, Any]) -> None:
         f"in the top {POOL} of one of them for {either[f'top{POOL}']:.3f}"
     )
     base = report.get("baseline")
+    print_splits(report, base)
     if base:
         size = f"{base['chunks']:,} chunks, embedded in {base['indexing_s']:.1f} s"
         print(f"\nbaseline, fixed 200-token windows ({size}), within the document:")
@@ -302,6 +320,20 @@ def print_report(report: dict[str, Any]) -> None:
         for mode, label in (("dense", "MiniLM cosine"), ("lexical", "BM25")):
             r = base[f"fixed-200/{mode}"]
             print(f"| {label} | {r['recall@1']:.3f} | {r['recall@5']:.3f} | {r['mrr@10']:.3f} |")
+
+
+def print_splits(report: dict[str, Any], base: dict[str, Any] | None) -> None:
+    """Recall@1 / recall@5 per kind, dev and held-out apart, for the three modes and the fixed-window baselines."""
+    for split in SPLITS:
+        print(f"\n{split} questions, within the document: R@1 / R@5 per kind")
+        print(f"| ranking | all | {' | '.join(KINDS)} |\n| --- | ---: | " + " | ".join("---:" for _ in KINDS) + " |")
+        rows: list[tuple[str, dict[str, Any]]] = [(m, report["results"][f"document/{m}"]["by"]) for m in MODES]
+        if base:
+            rows += [(f"fixed-200 {m}", base["by"][f"fixed-200/{m}"]) for m in ("dense", "lexical")]
+        for label, by in rows:
+            cells = [by.get(split)] + [by.get(f"{split}/{k}") for k in KINDS]
+            text = " | ".join(f"{c['recall@1']:.2f} / {c['recall@5']:.2f}" if c else "-" for c in cells)
+            print(f"| {label} | {text} |")
 
 
 if __name__ == "__main__":
