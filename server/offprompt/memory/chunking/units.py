@@ -10,7 +10,7 @@ from typing import Final, Literal
 #: is an answer on its own: its chunks stay small, so a question's words are not drowned out. A log's windows go
 #: up to what the model reads (254): a question about a log names a step (``test_json``) that sits a few lines
 #: above its outcome (``Ran 50 tests``), and the wider window holds both (eval, dev split: log recall@1 0.45 ->
-#: 0.59 for lexical, with a fifth fewer chunks to embed).
+#: 0.59 for lexical; a fifth fewer chunks, about as many wordpieces to embed).
 TARGET_WORDPIECES: Final[dict[str, int]] = {"json": 200, "code": 200, "prose": 200, "log": 254}
 #: Records (JSON objects or definitions side by side) are packed together only up to this: each is an answer on
 #: its own.
