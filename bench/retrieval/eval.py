@@ -19,6 +19,7 @@ in practice), and in the top 50 of either (the candidates a reranker would
 see).
 
 Usage: .venv/bin/python bench/retrieval/eval.py [--out bench/results/retrieval.json] [--data-dir DIR]
+       [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
 """
 
 from __future__ import annotations
@@ -61,6 +62,15 @@ class Question:
     type: str
     question: str
     answer: str
+
+    @property
+    def split(self) -> str:
+        """``dev``: the first 87 questions, which the rankers may be tuned on; ``held-out``: the ``*-nNN`` ones on
+        four later documents, written before any tuning and never tuned on."""
+        return "held-out" if "-n" in self.id else "dev"
+
+
+SPLITS = ("dev", "held-out")
 
 
 @dataclass(frozen=True)
@@ -118,7 +128,13 @@ def main() -> int:
     parser.add_argument(
         "--no-baseline", action="store_true", help="skip the fixed 200-token chunks the issue started from"
     )
+    parser.add_argument(
+        "--lexical-only", action="store_true", help="rank by words only (no embedding): for tuning lexical fast"
+    )
     args = parser.parse_args()
+    if args.lexical_only:
+        global MODES
+        MODES = ("lexical",)
 
     questions = load_questions()
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,7 +169,8 @@ def index(memory: TaskMemory, names: list[str]) -> tuple[dict[str, Doc], dict[st
     text = memory.text
     assert text.wait_chunked(None, 600)  # type: ignore[attr-defined]
     lexical_ready = time.perf_counter() - started
-    assert text.wait_indexed(timeout=3600)  # type: ignore[attr-defined]
+    if "dense" in MODES:
+        assert text.wait_indexed(timeout=3600)  # type: ignore[attr-defined]
     embedded = time.perf_counter() - started
     per_doc = {}
     for name, doc in docs.items():
@@ -179,7 +196,7 @@ def run(memory: TaskMemory, docs: dict[str, Doc], questions: list[Question]) -> 
         doc = docs[q.doc]
         a = doc.data.find(q.answer.encode("utf-8"))
         span = (a, a + len(q.answer.encode("utf-8")))
-        row: dict[str, Any] = {"id": q.id, "kind": q.kind, "type": q.type}
+        row: dict[str, Any] = {"id": q.id, "kind": q.kind, "type": q.type, "split": q.split}
         for scope in ("document", "memory"):
             for mode in MODES:
                 t0 = time.perf_counter()
@@ -189,6 +206,8 @@ def run(memory: TaskMemory, docs: dict[str, Doc], questions: list[Question]) -> 
                 row[f"{scope}/{mode}"] = {"rank": most, "rank_whole": whole, "ms": round(ms, 2)}
         deep = []
         for mode in ("dense", "lexical"):
+            if mode not in MODES:
+                continue
             hits, _ = memory.query(q.question, doc.namespace, POOL, mode=mode)
             deep.extend(r for r in judge(doc, span, hits)[:1] if r is not None)
         row["document/either"] = min(deep, default=None)
@@ -201,9 +220,9 @@ def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict
     from offprompt.embedding import MiniLMEmbedding
     from offprompt.memory.storage.lexical import ChunkRecord, SqliteLexicalIndex
 
-    model = MiniLMEmbedding()
+    model = MiniLMEmbedding() if "dense" in MODES else None
     lexical = SqliteLexicalIndex(tmp / "baseline-lexical.sqlite3")
-    ranks: dict[str, list[int | None]] = {"dense": [], "lexical": []}
+    ranks: dict[str, list[int | None]] = {"dense": [], "lexical": []} if model else {"lexical": []}
     started = time.perf_counter()
     windows: dict[str, tuple[list[tuple[int, int]], Any]] = {}
     for name, doc in docs.items():
@@ -212,23 +231,32 @@ def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict
         texts = [doc.data[a:b].decode("utf-8") for a, b in spans]
         records = [ChunkRecord(name, 0, n, a, b, 0, "") for n, (a, b) in enumerate(spans)]
         lexical.add(name, 0, records, texts, [""] * len(texts))
-        windows[name] = (spans, model.embed(texts))
+        windows[name] = (spans, model.embed(texts) if model else None)
     seconds = time.perf_counter() - started
     for q in questions:
         spans, vectors = windows[q.doc]
         data = docs[q.doc].data
         a = data.find(q.answer.encode("utf-8"))
         answer = (a, a + len(q.answer.encode("utf-8")))
-        nearest = (vectors @ model.embed([q.question])[0]).argsort()[::-1][:TOP_K]
-        ranks["dense"].append(judge_spans(answer, [spans[i] for i in nearest])[0])
+        if model:
+            nearest = (vectors @ model.embed([q.question])[0]).argsort()[::-1][:TOP_K]
+            ranks["dense"].append(judge_spans(answer, [spans[i] for i in nearest])[0])
         found = lexical.search(q.question, [q.doc], TOP_K)
         ranks["lexical"].append(judge_spans(answer, [(h.record.start, h.record.end) for h in found])[0])
     lexical.close()
     chunks = sum(len(spans) for spans, _ in windows.values())
+    by: dict[str, Any] = {}
+    for mode, r in ranks.items():
+        groups: dict[str, list[int | None]] = defaultdict(list)
+        for n, q in enumerate(questions):
+            for key in (q.kind, q.split, f"{q.split}/{q.kind}"):
+                groups[key].append(r[n])
+        by[f"fixed-200/{mode}"] = {k: metrics(v) for k, v in sorted(groups.items())}
     return {
         "chunks": chunks,
         "indexing_s": round(seconds, 2),
         **{f"fixed-200/{mode}": metrics(r) for mode, r in ranks.items()},
+        "by": by,
         "ranks": {q.id: {mode: r[n] for mode, r in ranks.items()} for n, q in enumerate(questions)},
     }
 
@@ -244,8 +272,8 @@ def summarise(questions: list[Question], answers: list[dict[str, Any]], indexing
             entry["query_ms_p50"] = round(statistics.median(a[key]["ms"] for a in answers), 2)
             by: dict[str, list[int | None]] = defaultdict(list)
             for a in answers:
-                by[a["kind"]].append(a[key]["rank"])
-                by[a["type"]].append(a[key]["rank"])
+                for group in (a["kind"], a["type"], a["split"], f"{a['split']}/{a['kind']}"):
+                    by[group].append(a[key]["rank"])
             entry["by"] = {k: metrics(v) for k, v in sorted(by.items())}
             entry["missed@5"] = [a["id"] for a in answers if a[key]["rank"] is None or a[key]["rank"] > 5]
             results[key] = entry
@@ -295,13 +323,35 @@ def print_report(report: dict[str, Any]) -> None:
         f"in the top {POOL} of one of them for {either[f'top{POOL}']:.3f}"
     )
     base = report.get("baseline")
+    print_splits(report, base)
     if base:
         size = f"{base['chunks']:,} chunks, embedded in {base['indexing_s']:.1f} s"
         print(f"\nbaseline, fixed 200-token windows ({size}), within the document:")
         print("| ranking | recall@1 | recall@5 | MRR@10 |\n| --- | ---: | ---: | ---: |")
         for mode, label in (("dense", "MiniLM cosine"), ("lexical", "BM25")):
+            if f"fixed-200/{mode}" not in base:
+                continue
             r = base[f"fixed-200/{mode}"]
             print(f"| {label} | {r['recall@1']:.3f} | {r['recall@5']:.3f} | {r['mrr@10']:.3f} |")
+
+
+def ranks_of(base: dict[str, Any]) -> set[str]:
+    return {key.split("/")[1] for key in base.get("by", {})}
+
+
+def print_splits(report: dict[str, Any], base: dict[str, Any] | None) -> None:
+    """Recall@1 / recall@5 per kind, dev and held-out apart, for the three modes and the fixed-window baselines."""
+    for split in SPLITS:
+        print(f"\n{split} questions, within the document: R@1 / R@5 per kind")
+        print(f"| ranking | all | {' | '.join(KINDS)} |\n| --- | ---: | " + " | ".join("---:" for _ in KINDS) + " |")
+        rows: list[tuple[str, dict[str, Any]]] = [(m, report["results"][f"document/{m}"]["by"]) for m in MODES]
+        if base:
+            ranked = ranks_of(base)
+            rows += [(f"fixed-200 {m}", base["by"][f"fixed-200/{m}"]) for m in ("dense", "lexical") if m in ranked]
+        for label, by in rows:
+            cells = [by.get(split)] + [by.get(f"{split}/{k}") for k in KINDS]
+            text = " | ".join(f"{c['recall@1']:.2f} / {c['recall@5']:.2f}" if c else "-" for c in cells)
+            print(f"| {label} | {text} |")
 
 
 if __name__ == "__main__":

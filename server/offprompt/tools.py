@@ -118,6 +118,9 @@ class QueryArgs(_Scoped):
         description="hybrid (best in general): meaning and exact words together; dense: by meaning only; "
         "lexical: by the query's words and identifiers only.",
     )
+    queries: list[str] = Field(
+        default_factory=list, max_length=8, description="More phrasings of the same need, fused with query."
+    )
 
 
 class OutlineArgs(_Args):
@@ -245,7 +248,7 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
 
 async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -> mt.CallToolResult:
     hits, indexing = await anyio.to_thread.run_sync(
-        memory.query, args.query, args.artifact_namespace, args.top_k, owner, args.mode
+        memory.query, args.query, args.artifact_namespace, args.top_k, owner, args.mode, args.queries
     )
     lines = [
         f"[{rank}] artifact_namespace {h.namespace} item {h.item} line {h.line} offset {h.offset} "

@@ -283,3 +283,84 @@ async def test_dense_mode_ranks_by_meaning_alone(memory: TaskMemory, client: Cli
     assert "violin" in dense["results"][0]["text"]
     scores = [r["score"] for r in dense["results"]]
     assert scores == sorted(scores, reverse=True)  # cosine similarity, nothing ranked by words
+
+
+def runbook() -> str:
+    """Sections that each answer one phrasing best; only one section answers both."""
+    filler = "Nothing else in this section applies to the rest of the runbook. " * 3
+    sections = {
+        "Retries": "Every retry of a failed upload waits with exponential backoff; the retry backoff doubles "
+        "after each retry and retry backoff never exceeds a minute. " + filler,
+        "Clock drift": "Hosts whose clocks drift get a randomised jitter added to their timers, so jitter "
+        "spreads the jitter of drifting clocks. " + filler,
+        "Uploads": "A failed upload is tried again after a backoff with jitter, so that clients do not "
+        "all come back at once. " + filler,
+        "Archives": "Archives are compressed nightly and kept for ninety days. " + filler,
+    }
+    return "# Runbook\n\n" + "".join(f"## {title}\n\n{body}\n\n" for title, body in sections.items())
+
+
+async def test_queries_fuses_phrasings_so_the_passage_both_describe_comes_first(
+    memory: TaskMemory, client: Client
+) -> None:
+    memory.store([from_block(mt.TextContent(text=runbook()))], tool="docs.read")
+    first = await query(client, query="retry backoff", mode="lexical", top_k=3)
+    second = await query(client, query="jitter", mode="lexical", top_k=3)
+    assert "## Uploads" not in first["results"][0]["text"]  # each phrasing alone prefers another section
+    assert "## Uploads" not in second["results"][0]["text"]
+    fused = await query(client, query="retry backoff", queries=["jitter"], mode="lexical", top_k=3)
+    assert "backoff with jitter" in fused["results"][0]["text"]
+    assert 0 < fused["results"][0]["score"] <= 1
+    same = await query(client, query="retry backoff", queries=["retry backoff", " "], mode="lexical", top_k=3)
+    assert same["results"] == first["results"]  # repeated or blank phrasings change nothing
+
+
+async def test_a_small_result_stored_after_a_huge_one_is_searchable_by_meaning_before_it(
+    memory: TaskMemory, client: Client
+) -> None:
+    huge = memory.store([from_block(mt.TextContent(text=access_log({}, count=2000)))], tool="ssh.tail")  # 4 slices
+    small = memory.store([from_block(mt.TextContent(text=stories_text()))], tool="notes.read")
+    text = memory.text
+    with text._state:  # type: ignore[attr-defined]
+        # A generous bound: the order is what is asserted, and indexing threads are niced on a busy machine.
+        assert text._state.wait_for(lambda: small.namespace not in text.pending(), timeout=1800)  # type: ignore[attr-defined]
+    assert huge.namespace in text.pending()  # the huge one waits for its turn, not the small one
+    found = await query(client, query="tuning a string instrument", mode="dense", artifact_namespace=small.namespace)
+    assert found["indexing"] == []
+    assert "violin" in found["results"][0]["text"]
+
+
+def uploader_module() -> str:
+    """A small function whose docstring answers the question, beside a big one that repeats its words."""
+    big_body = "".join(
+        f"    if failed_upload_{n}:\n"
+        f"        # retry the failed upload {n}: wait, then retry the upload again before the next retry\n"
+        f"        wait_for_retry(upload_{n}, next_retry=True)\n"
+        for n in range(40)
+    )
+    return (
+        "import time\n\n\n"
+        "def upload_all(uploads):\n"
+        '    """Upload everything, retrying each failed upload."""\n'
+        f"{big_body}\n\n"
+        "def backoff_delay(attempt):\n"
+        '    """Seconds to wait before the next retry of a failed upload: doubles each time, at most 60."""\n'
+        "    return min(2**attempt, 60)\n\n\n"
+        "def archive(paths):\n"
+        '    """Compress the given paths into one tarball."""\n'
+        "    return tarball(paths)\n"
+    )
+
+
+async def test_a_small_functions_docstring_words_bring_it_back_first_not_its_big_neighbour(
+    memory: TaskMemory, client: Client
+) -> None:
+    memory.store([from_block(mt.TextContent(text=uploader_module()))], tool="fs.read")
+    wait(memory)
+    # Dense alone ranks a chunk of the neighbour first (MiniLM reads its repeated words as the same meaning); the
+    # docstring's words weigh as a title in lexical, and hybrid keeps that order.
+    for mode in ("lexical", "hybrid"):
+        found = await query(
+            client, query="how many seconds to wait before the next retry of a failed upload", mode=mode
+        )
+        assert "def backoff_delay" in found["results"][0]["text"], mode

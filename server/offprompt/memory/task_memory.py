@@ -47,6 +47,7 @@ from offprompt.memory.select import Selection, SelectLimits, Selector, Source
 from offprompt.memory.storage import BackendChoice, EmbeddingSpec, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 from offprompt.memory.storage.files import private_dir, secure_and_sweep
+from offprompt.memory.storage.fusion import reciprocal_rank_fusion
 from offprompt.memory.usage import Usage
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,8 @@ URI_SCHEME = "memory"
 #: The intent's passages in a reference: how many, and how many tokens they hold together.
 INTENT_PASSAGES = 3
 INTENT_TOKENS = 600
+#: With several phrasings, how deep each one's ranking goes before they are fused.
+FUSION_DEPTH = 20
 
 
 def default_data_dir() -> Path:
@@ -531,11 +534,21 @@ class TaskMemory:
         top_k: int = 5,
         owner: str | None = None,
         mode: SearchMode = "hybrid",
+        queries: Sequence[str] = (),
     ) -> tuple[list[Hit], list[str]]:
         """The best chunks for `query` in `mode` (hybrid, dense or lexical), and the namespaces in scope that
-        are not yet fully indexed for it."""
+        are not yet fully indexed for it. With `queries` (more phrasings of the same need), each phrasing is
+        ranked on its own and the rankings are fused by reciprocal rank."""
         scope = self._scope(namespace, owner)
-        hits = self._with_lines(self.text.query(query, scope, top_k, mode))
+        phrasings = list(dict.fromkeys(q for q in (query, *queries) if q.strip())) or [query]
+        if len(phrasings) == 1:
+            hits = self._with_lines(self.text.query(phrasings[0], scope, top_k, mode))
+        else:
+            # Each ranking goes deeper than top_k, so that a chunk second-best for every phrasing still counts.
+            depth = max(2 * top_k, FUSION_DEPTH)
+            hits = self._with_lines(
+                reciprocal_rank_fusion([self.text.query(q, scope, depth, mode) for q in phrasings], top_k)
+            )
         pending = self.text.pending(mode)
         indexing = sorted(pending if scope is None else pending & set(scope))
         return hits, indexing

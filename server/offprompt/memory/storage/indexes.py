@@ -25,6 +25,10 @@ class LexicalIndex(Protocol):
 
     def chunks(self, namespace: str, item: int) -> list[ChunkRecord]: ...
 
+    def count(self, namespace: str, item: int) -> int:
+        """How many chunks the item has in the index."""
+        ...
+
     def chunk_counts(self) -> dict[tuple[str, int], int]:
         """How many chunks each indexed (namespace, item) has."""
         ...

@@ -209,6 +209,14 @@ class SqliteLexicalIndex:
             ).fetchall()
         return [ChunkRecord(*row) for row in rows]
 
+    def count(self, namespace: str, item: int) -> int:
+        """How many chunks the item has in the index."""
+        with self._sql.lock:
+            row = self._sql.db.execute(
+                "SELECT COUNT(*) FROM chunks WHERE namespace = ? AND item = ?", (namespace, item)
+            ).fetchone()
+        return int(row[0])
+
     def search(
         self, query: str, namespaces: Collection[str] | None, limit: int, require_any: Sequence[str] = ()
     ) -> list[LexicalHit]:

@@ -27,6 +27,7 @@ opens).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -35,7 +36,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, get_args
 
@@ -61,6 +62,9 @@ MODES: Final = get_args(SearchMode)
 
 INDEXER_NICENESS = 10
 EMBED_BATCH: Final = 32
+#: The embedder works on one text for at most this many chunks before it looks for a smaller one waiting: a small
+#: result stored while a huge one embeds is searchable by meaning in seconds, not after the huge one.
+EMBED_SLICE: Final = 8 * EMBED_BATCH
 #: Candidates each ranking contributes before fusion.
 CANDIDATES: Final = 50
 #: In hybrid mode, the weight of the normalised dense score; the lexical one gets the rest.
@@ -75,6 +79,23 @@ class _Job:
     namespace: str
     item: int
     fresh: bool  # stored by this process, so nothing of it is in the indexes yet
+    done: int = 0  # chunks already embedded (by earlier slices)
+
+
+class _EmbedQueue:
+    """Texts waiting to be embedded, the one with the fewest chunks left first, then the newest: a quick win for
+    the model before a long job. ``None`` (closing) comes out before anything else."""
+
+    def __init__(self) -> None:
+        self._heap: queue.PriorityQueue[tuple[int, int, _Job | None]] = queue.PriorityQueue()
+        self._order = itertools.count()
+
+    def put(self, job: _Job | None, left: int = 0) -> None:
+        # Newest first among equals: the count runs down.
+        self._heap.put((-1, 0, None) if job is None else (left, -next(self._order), job))
+
+    def get(self) -> _Job | None:
+        return self._heap.get()[2]
 
 
 @dataclass(slots=True)
@@ -131,7 +152,7 @@ class IndexedTextStorage:
         self._pending_lexical: dict[str, int] = {}
         self._pending_dense: dict[str, int] = {}
         self._chunk_queue: queue.Queue[_Job | None] = queue.Queue()
-        self._embed_queue: queue.Queue[_Job | None] = queue.Queue()
+        self._embed_queue = _EmbedQueue()
         self._threads: list[threading.Thread] = []
         self._grep = GrepWorkers()
         self._closed = False
@@ -503,7 +524,10 @@ class IndexedTextStorage:
                     thread = threading.Thread(target=run, name=name, daemon=True)
                     thread.start()
                     self._threads.append(thread)
-        (self._chunk_queue if chunk else self._embed_queue).put(job)
+        if chunk:
+            self._chunk_queue.put(job)
+        else:
+            self._embed_queue.put(job, self._chunk_count(job))
 
     def _done(self, counts: dict[str, int], namespace: str) -> None:
         with self._state:
@@ -522,18 +546,21 @@ class IndexedTextStorage:
             finally:
                 self._done(self._pending_lexical, job.namespace)
             if chunked:
-                self._embed_queue.put(job)
+                self._embed_queue.put(job, self._chunk_count(job))
             else:
                 self._done(self._pending_dense, job.namespace)
 
     def _run_embedder(self) -> None:
         _lower_priority()
         while (job := self._embed_queue.get()) is not None:
+            rest: _Job | None = None
             try:
-                self._embed(job)
+                rest = self._embed(job)
             except Exception:
                 logger.exception("embedding item %s of %s failed; it is searchable by its words only", *_at(job))
-            finally:
+            if rest is not None:
+                self._embed_queue.put(rest, self._chunk_count(rest) - rest.done)
+            else:
                 self._done(self._pending_dense, job.namespace)
 
     def _chunk(self, job: _Job) -> bool:
@@ -559,18 +586,23 @@ class IndexedTextStorage:
             self._lexical.add(job.namespace, job.item, records, texts, titles)
         return True
 
-    def _embed(self, job: _Job) -> None:
+    def _chunk_count(self, job: _Job) -> int:
+        return self._lexical.count(job.namespace, job.item)
+
+    def _embed(self, job: _Job) -> _Job | None:
+        """Embed the next slice of the item's chunks; what is left of the job, or None when it is done."""
         try:
             data = self._path(job.namespace, job.item, ".txt").read_bytes()
         except FileNotFoundError:
-            return  # deleted before its turn
+            return None  # deleted before its turn
         records = self._lexical.chunks(job.namespace, job.item)
-        if not job.fresh:
+        if not job.fresh and job.done == 0:
             self._dense.delete_item(job.namespace, job.item)  # vectors of an earlier run or chunking
-        for first in range(0, len(records), EMBED_BATCH):
+        stop = min(job.done + EMBED_SLICE, len(records))
+        for first in range(job.done, stop, EMBED_BATCH):
             if self._closed:
-                return
-            batch = records[first : first + EMBED_BATCH]
+                return None
+            batch = records[first : min(first + EMBED_BATCH, stop)]
             documents = [data[r.start : r.end].decode("utf-8") for r in batch]
             # Outside the write lock: embedding is the slow part.
             vectors = self._dense.embed(
@@ -578,11 +610,14 @@ class IndexedTextStorage:
             )
             with self._write_lock:
                 if not self._path(job.namespace, job.item, ".txt").exists():
-                    return
+                    return None
                 self._dense.upsert(batch, documents, vectors)
+        if stop < len(records):
+            return replace(job, done=stop)
         with self._write_lock:
             if self._path(job.namespace, job.item, ".txt").exists():
                 write_atomically(self._path(job.namespace, job.item, ".embedded"), b"")
+        return None
 
 
 def _at(job: _Job) -> tuple[int, str]:

@@ -1,0 +1,39 @@
+"""Several rankings of the same chunks fused into one: reciprocal rank fusion.
+
+Used when `memory_query` gets several phrasings of one need (`queries`). Ranks fuse where scores would not:
+each query's scores are on their own scale (BM25 grows with the query's length), while a chunk that several
+phrasings rank high is what all of them mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from offprompt.memory.storage.base import Hit
+
+__all__ = ["RRF_K", "reciprocal_rank_fusion"]
+
+#: The usual constant of reciprocal rank fusion: rank 1 counts 1/61, rank 10 about 1/70; no list dominates.
+RRF_K: Final = 60
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], top_k: int) -> list[Hit]:
+    """The `top_k` chunks by the sum of ``1 / (RRF_K + rank)`` over the rankings they are in, best first.
+
+    A chunk is its namespace, item and first token; its score becomes the fused score, scaled so that a chunk
+    first in every ranking scores 1.
+    """
+    fused: dict[tuple[str, int, int], float] = {}
+    first: dict[tuple[str, int, int], Hit] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            key = (hit.namespace, hit.item, hit.offset)
+            fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank)
+            first.setdefault(key, hit)
+    best = max(len(rankings), 1) / (RRF_K + 1)
+    order = sorted(fused, key=lambda key: fused[key], reverse=True)[:top_k]
+    return [
+        Hit(first[key].namespace, first[key].item, first[key].offset, round(fused[key] / best, 4), first[key].text)
+        for key in order
+    ]
