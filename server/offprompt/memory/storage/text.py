@@ -26,6 +26,7 @@ opens).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import json
@@ -35,6 +36,7 @@ import queue
 import shutil
 import sys
 import threading
+import weakref
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -501,16 +503,20 @@ class IndexedTextStorage:
         if self.readonly:
             self._lexical.close()
             return
-        self._closed = True
         self._grep.close()
+        self.stop_indexing()
+        if not any(t.is_alive() for t in self._threads):
+            self._lexical.close()
+
+    def stop_indexing(self, timeout: float = 10) -> None:
+        """Stop the indexing threads after the batch they are on (what is left is resumed on the next open)."""
+        self._closed = True
         with self._state:
             self._state.notify_all()
         self._chunk_queue.put(None)
         self._embed_queue.put(None)
         for thread in self._threads:
-            thread.join(timeout=10)
-        if not any(t.is_alive() for t in self._threads):
-            self._lexical.close()
+            thread.join(timeout=timeout)
 
     # -- indexing ------------------------------------------------------------
 
@@ -520,6 +526,7 @@ class IndexedTextStorage:
                 self._pending_lexical[job.namespace] = self._pending_lexical.get(job.namespace, 0) + 1
             self._pending_dense[job.namespace] = self._pending_dense.get(job.namespace, 0) + 1
             if not self._threads:
+                _INDEXING.add(self)
                 for name, run in (("offprompt-chunker", self._run_chunker), ("offprompt-embedder", self._run_embedder)):
                     thread = threading.Thread(target=run, name=name, daemon=True)
                     thread.start()
@@ -618,6 +625,19 @@ class IndexedTextStorage:
             if self._path(job.namespace, job.item, ".txt").exists():
                 write_atomically(self._path(job.namespace, job.item, ".embedded"), b"")
         return None
+
+
+#: Every storage with indexing threads, to stop them at exit (see `_stop_indexing_at_exit`).
+_INDEXING: weakref.WeakSet[IndexedTextStorage] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_indexing_at_exit() -> None:
+    # A thread still inside onnxruntime when the interpreter tears down aborts the whole process ("terminate
+    # called without an active exception", exit 134): a memory nobody closed (a script, offprompt.wrap) lets its
+    # embedder finish the batch it is on first.
+    for storage in list(_INDEXING):
+        storage.stop_indexing(timeout=30)
 
 
 def _at(job: _Job) -> tuple[int, str]:
