@@ -376,7 +376,7 @@ def describe(record: NamespaceRecord, memory_name: str) -> dict[str, Any]:
 
 
 async def memory_list(memory: TaskMemory, args: ListArgs, owner: str | None) -> mt.CallToolResult:
-    records = await anyio.to_thread.run_sync(memory.list, args.limit, owner)
+    records = await anyio.to_thread.run_sync(memory.recent, args.limit, owner)
     rows = [describe(r, memory.name) for r in records]
     lines = [
         f"{r['artifact_namespace']}  {r['tool']}({json.dumps(r['arguments'], ensure_ascii=False)[:200]})  "

@@ -22,7 +22,7 @@ from offprompt.memory.task_memory import MemorySettings, TaskMemory
 memory = TaskMemory.open(MemorySettings(name="test", data_dir=Path(sys.argv[1])))
 assert memory.text.wait_indexed(timeout=300)
 out = {}
-for record in memory.list():
+for record in memory.recent():
     out[record.namespace] = [memory.load(record.namespace, i.item).to_text() for i in record.items]
 hits, indexing = memory.query("which fruit is yellow and curved?", top_k=1)
 out["_query"] = [hits[0].namespace, hits[0].text, indexing]
@@ -124,7 +124,7 @@ def test_expired_namespaces_are_dropped(settings: MemorySettings) -> None:
         old = memory.store([TextArtifact(value="old")], tool="t")
         memory.ttl_seconds = None
         memory.store([TextArtifact(value="new")], tool="t")
-        kept = {r.namespace for r in memory.list()}
+        kept = {r.namespace for r in memory.recent()}
         assert len(kept) == 1
         assert old.namespace not in kept
     finally:
@@ -137,7 +137,7 @@ def test_the_oldest_namespaces_go_when_over_quota(settings: MemorySettings, quot
     try:
         memory.max_bytes = quota
         refs = [memory.store([TextArtifact(value=f"{i}" * 1000)], tool="t") for i in range(3)]
-        kept = {r.namespace for r in memory.list()}
+        kept = {r.namespace for r in memory.recent()}
         assert kept == {refs[2].namespace}
     finally:
         memory.close()

@@ -100,6 +100,6 @@ def test_half_written_files_of_a_killed_process_are_removed_when_the_memory_open
             time.sleep(0.1)
     try:
         assert list(settings.directory.rglob("*.tmp")) == []
-        assert memory.list() == []
+        assert memory.recent() == []
     finally:
         memory.close()

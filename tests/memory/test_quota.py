@@ -30,7 +30,7 @@ def test_a_result_bigger_than_the_whole_quota_is_refused_and_the_others_stay(set
         assert "max_bytes" in message
         assert "100,000" in message
         # No reference was handed out for it, nothing of it is left on disk, and the earlier one still reads.
-        assert [r.namespace for r in memory.list()] == [small.namespace]
+        assert [r.namespace for r in memory.recent()] == [small.namespace]
         assert memory.text.namespaces() == {small.namespace}
         assert memory.load(small.namespace).to_text() == "kept " * 2000
     finally:
@@ -45,7 +45,7 @@ def test_a_reference_just_handed_out_survives_the_next_listing_even_when_its_ind
         ref = memory.store([TextArtifact(value=_log(1))], tool="t")  # 35 KB, well under the quota alone
         assert memory.text.wait_chunked(None, timeout=120)
         assert memory.used_bytes() > 60_000  # with its lexical index and the catalog it is over
-        assert [r.namespace for r in memory.list()] == [ref.namespace]
+        assert [r.namespace for r in memory.recent()] == [ref.namespace]
         assert memory.window(ref.namespace, 0, 0, 10).text
     finally:
         memory.close()
@@ -64,7 +64,7 @@ def test_the_quota_counts_the_indexes_and_the_oldest_outputs_go_first(settings: 
         assert memory.used_bytes() >= 0.8 * on_disk
         # A quota the payloads alone fit in, but not with their indexes: the oldest go until the rest fits.
         memory.max_bytes = (raw + memory.used_bytes()) // 2
-        kept = [r.namespace for r in memory.list()]
+        kept = [r.namespace for r in memory.recent()]
         assert 0 < len(kept) < 4
         assert kept == [r.namespace for r in reversed(refs)][: len(kept)]  # newest first; the oldest went
         assert memory.used_bytes() <= memory.max_bytes

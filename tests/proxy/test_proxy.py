@@ -102,7 +102,7 @@ async def test_small_results_pass_through_unchanged(memory: TaskMemory, tmp_path
                 expected = await session.call_tool(tool, arguments)
             got = await client.call_tool(public_name(server, tool), arguments)
             same(got, expected)
-    assert memory.list() == []
+    assert memory.recent() == []
 
 
 async def test_tools_are_relisted_with_prefixes_and_without_output_schema(memory: TaskMemory, tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ blobs together. The catalog records where each namespace came from.
 from __future__ import annotations
 
 import base64
-import builtins
 import contextlib
 import json
 import logging
@@ -465,7 +464,7 @@ class TaskMemory:
         self._text_item(namespace, item, owner)
         return self.text.window_at_line(namespace, item, line, max_tokens)
 
-    def outline(self, namespace: str, item: int = 0, owner: str | None = None) -> builtins.list[Entry]:
+    def outline(self, namespace: str, item: int = 0, owner: str | None = None) -> list[Entry]:
         """The outline of a stored text: its definitions, headings, JSON schema, log summary or paragraphs."""
         self._text_item(namespace, item, owner)
         return self.text.outline(namespace, item)
@@ -553,7 +552,7 @@ class TaskMemory:
         indexing = sorted(pending if scope is None else pending & set(scope))
         return hits, indexing
 
-    def _with_lines(self, hits: builtins.list[Hit]) -> builtins.list[Hit]:
+    def _with_lines(self, hits: list[Hit]) -> list[Hit]:
         """Hits with the line each starts in (one read of each text that has hits)."""
         lines: dict[tuple[str, int], LineIndex] = {}
         out = []
@@ -575,7 +574,8 @@ class TaskMemory:
         texts = [(r.namespace, i.item) for r in records for i in r.items if _indexed(i)]
         return self.text.grep(pattern, texts, max_matches)
 
-    def list(self, limit: int = 50, owner: str | None = None) -> list[NamespaceRecord]:
+    def recent(self, limit: int = 50, owner: str | None = None) -> list[NamespaceRecord]:
+        """The newest namespaces (the caller's own, when `owner` is given), after dropping expired ones."""
         if limit <= 0:
             raise InvalidArgumentError(f"limit must be at least 1, not {limit}")
         self.expire()
@@ -589,7 +589,7 @@ class TaskMemory:
 
     # -- housekeeping ------------------------------------------------------------
 
-    def expire(self, keep: str | None = None) -> builtins.list[str]:
+    def expire(self, keep: str | None = None) -> list[str]:
         """Drop namespaces past their TTL, then the oldest ones while the memory occupies more than its quota.
 
         The newest namespace (and `keep`) is never dropped for the quota: its reference was just handed out.
@@ -640,7 +640,7 @@ class TaskMemory:
         charges = {ns: own[ns] + (index * indexed[ns] // all_indexed if all_indexed else 0) for ns in own}
         return sum(own.values()) + index + self.catalog.used_bytes(), charges
 
-    def _scope(self, namespace: str | None, owner: str | None) -> builtins.list[str] | None:
+    def _scope(self, namespace: str | None, owner: str | None) -> list[str] | None:
         if namespace:
             return [self.get(namespace, owner).namespace]
         if owner is not None:
@@ -651,9 +651,9 @@ class TaskMemory:
         for storage in {id(s): s for s in self.storages.values()}.values():
             storage.delete(namespace)
 
-    def _drop_orphans(self, progress: Progress | None = None) -> builtins.list[str]:
+    def _drop_orphans(self, progress: Progress | None = None) -> list[str]:
         """Payloads whose namespace never reached the catalog (a crash mid-store) are removed."""
-        dropped: builtins.list[str] = []
+        dropped: list[str] = []
         for storage in {id(s): s for s in self.storages.values()}.values():
             orphans = [ns for ns in sorted(storage.namespaces()) if self.catalog.get(ns) is None]
             for done, namespace in enumerate(orphans, start=1):
@@ -663,7 +663,7 @@ class TaskMemory:
                     progress("orphans", done, len(orphans))
         return dropped
 
-    def gc(self, progress: Progress | None = None) -> dict[str, builtins.list[str]]:
+    def gc(self, progress: Progress | None = None) -> dict[str, list[str]]:
         """Drop orphaned payloads, expired namespaces (and the oldest over the quota), and temporary files that
         an interrupted write left; what was dropped, by reason."""
         orphans = self._drop_orphans(progress)
@@ -679,7 +679,7 @@ class TaskMemory:
             Path(path).unlink(missing_ok=True)
         return {"orphans": orphans, "expired": expired + over_quota, "leftovers": leftovers}
 
-    def _directory_files(self, pattern: str) -> builtins.list[Path]:
+    def _directory_files(self, pattern: str) -> list[Path]:
         return sorted(self._lock.path.parent.glob(pattern)) if self._lock is not None else []
 
 

@@ -186,7 +186,7 @@ def build_server(
         return await call_proxied(ctx, params)
 
     async def list_resources(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListResourcesResult:
-        records = await anyio.to_thread.run_sync(memory.list, 50, owner_of(ctx))
+        records = await anyio.to_thread.run_sync(memory.recent, 50, owner_of(ctx))
         resources = [
             mt.Resource(
                 uri=f"{URI_SCHEME}://{memory.name}/{r.namespace}",
