@@ -57,3 +57,16 @@ def text_of(result: mt.CallToolResult, index: int = 0) -> str:
     block = result.content[index]
     assert isinstance(block, mt.TextContent)
     return block.text
+
+
+def noise_png(width: int, height: int) -> bytes:
+    """A real PNG of noise (incompressible, so its size is about width * height * 3 bytes)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + os.urandom(width * 3) for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")

@@ -26,7 +26,7 @@ from offprompt.memory.task_memory import TaskMemory
 from offprompt.proxy.downstreams import Proxy, public_name
 from offprompt.serve.app import build_server
 
-from ..support import REPO, node_peer
+from ..support import REPO, node_peer, noise_png
 from ..support import meta as offprompt_meta
 from ..support import text_of as text
 
@@ -439,19 +439,6 @@ async def test_a_server_that_failed_to_start_is_tried_again(
         assert text(await client.call_tool("late__echo", {"text": "finally"})) == "finally"
 
 
-def png(width: int, height: int) -> bytes:
-    """A real PNG of noise (incompressible, so its size is about width * height * 3 bytes)."""
-    import struct
-    import zlib
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = b"".join(b"\x00" + os.urandom(width * 3) for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
-
-
 @pytest.mark.node
 async def test_an_image_and_its_base64_copy_in_structured_content_are_never_searched_as_text(
     memory: TaskMemory, tmp_path: Path
@@ -459,7 +446,7 @@ async def test_an_image_and_its_base64_copy_in_structured_content_are_never_sear
     # server-filesystem's read_media_file sends the image, and the same base64 again in structuredContent.
     root = tmp_path / "files"
     root.mkdir()
-    picture = png(400, 300)
+    picture = noise_png(400, 300)
     (root / "shot.png").write_bytes(picture)
     config = parse_config(
         {"mcpServers": {"fs": node_peer("@modelcontextprotocol/server-filesystem/dist/index.js", str(root))}}

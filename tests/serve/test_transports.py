@@ -27,7 +27,7 @@ from offprompt.errors import ConfigError
 from offprompt.serve.http import RequestGuard, TransportSettings, is_loopback, owner_id, parse_tokens
 
 from ..serving import Served, clean_env, headers_serving, offprompt_serving, recorded_headers
-from ..support import REPO, offprompt_command
+from ..support import REPO, noise_png, offprompt_command
 
 pytestmark = pytest.mark.anyio
 
@@ -504,19 +504,6 @@ async def test_one_token_cannot_take_every_session_and_idle_sessions_close(tmp_p
 # -- big answers over HTTP ------------------------------------------------------------------------------------------
 
 
-def _noise_png(width: int, height: int) -> bytes:
-    import os
-    import struct
-    import zlib
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = b"".join(b"\x00" + os.urandom(width * 3) for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
-
-
 @pytest.mark.node
 async def test_big_stored_outputs_read_back_over_http_in_answers_under_1_mib(tmp_path: Path) -> None:
     # The SDK's HTTP client refuses a server-sent event over 1 MiB; a 1.6 MB text and a ~1 MB image broke it.
@@ -527,7 +514,7 @@ async def test_big_stored_outputs_read_back_over_http_in_answers_under_1_mib(tmp
     text = "".join(f"{i:07d} a line of the big log, with some words in it to read back\n" for i in range(25000))
     assert len(text.encode()) > 1_600_000
     (root / "big.log").write_text(text)
-    picture = _noise_png(580, 580)
+    picture = noise_png(580, 580)
     assert 950_000 < len(picture) < 1_100_000
     (root / "shot.png").write_bytes(picture)
     config = tmp_path / "offprompt.json"
