@@ -364,14 +364,15 @@ def _reindex(args: argparse.Namespace, settings: MemorySettings) -> int:
             SharedSystemClient.clear_system_cache()
     # Opened again, the memory finds every item unindexed and queues it.
     with _writing(settings, args.wait, index=True) as memory:
-        chunk_total, embed_total = memory.text.backlog()
+        # Counted from disk, not from the first backlog: the indexers start at open and may be one item in.
+        total = sum(s.items for s in memory.text.index_state().values())
         last = -1
         while True:
             to_chunk, to_embed = memory.text.backlog()
-            done = embed_total - to_embed
-            if done != last and (done // PROGRESS_EVERY != last // PROGRESS_EVERY or done == embed_total):
+            done = total - to_embed
+            if done != last and (done // PROGRESS_EVERY != last // PROGRESS_EVERY or done == total):
                 print(
-                    f"reindex: {chunk_total - to_chunk}/{chunk_total} items chunked, {done}/{embed_total} embedded",
+                    f"reindex: {total - to_chunk}/{total} items chunked, {done}/{total} embedded",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -383,9 +384,9 @@ def _reindex(args: argparse.Namespace, settings: MemorySettings) -> int:
     chunks = sum(s.chunks for s in states.values())
     embedded = sum(s.embedded_chunks for s in states.values())
     if args.json:
-        _print_json({"items": embed_total, "chunks": chunks, "embedded_chunks": embedded})
+        _print_json({"items": total, "chunks": chunks, "embedded_chunks": embedded})
         return 0
-    print(f"reindexed {embed_total} items: {embedded}/{chunks} chunks embedded")
+    print(f"reindexed {total} items: {embedded}/{chunks} chunks embedded")
     return 0
 
 
