@@ -26,7 +26,7 @@ from typing import Final
 from offprompt.memory.storage.files import sqlite_used_bytes
 from offprompt.memory.storage.sqlite_db import SqliteDb
 
-__all__ = ["ChunkRecord", "LexicalHit", "SqliteLexicalIndex", "identifiers", "terms"]
+__all__ = ["ChunkRecord", "LexicalHit", "SqliteLexicalIndex", "identifiers", "query_words", "terms"]
 
 #: Query words too common to say anything; documents keep them.
 _STOPWORD_TEXT = """
@@ -77,7 +77,7 @@ def terms(text: str) -> list[str]:
     return out
 
 
-def _query_words(query: str) -> list[str]:
+def query_words(query: str) -> list[str]:
     """A query's distinct terms without stop words (unless it has nothing else)."""
     every = list(dict.fromkeys(terms(query)))
     return [t for t in every if t not in STOPWORDS] or every
@@ -225,7 +225,7 @@ class SqliteLexicalIndex:
         With ``require_any``, only chunks holding one of those identifiers (as a whole term or as its parts in a
         row) are ranked.
         """
-        words = _query_words(query)
+        words = query_words(query)
         if not words or (namespaces is not None and not namespaces):
             return []
         expression = "{body title} : (" + " OR ".join(f'"{w}"' for w in words) + ")"
@@ -244,7 +244,7 @@ class SqliteLexicalIndex:
 
     def scores(self, query: str, records: Sequence[ChunkRecord]) -> dict[str, float]:
         """BM25 scores of these chunks for the query (chunks it does not match are left out)."""
-        words = _query_words(query)
+        words = query_words(query)
         if not words or not records:
             return {}
         expression = "{body title} : (" + " OR ".join(f'"{w}"' for w in words) + ")"
