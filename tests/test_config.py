@@ -570,3 +570,16 @@ def test_a_multi_line_block_comment_keeps_the_line_numbers_below_it(tmp_path: Pa
     )
     problem = load_config(path, check_paths=False).problems["fs"]
     assert problem.startswith(f"{path}:10: mcpServers.fs.comand: unknown key")
+
+
+def test_postgres_names_the_shared_memory_and_a_wrong_one_is_named_without_its_password() -> None:
+    dsn = "postgresql://team:s3cret@db.example:5432/offprompt"
+    assert parse_config({"offprompt": {"postgres": dsn}}).settings.postgres == dsn
+    assert parse_config({}).settings.postgres is None  # the embedded memory stays the default
+    with pytest.raises(ConfigError) as wrong:
+        parse_config({"offprompt": {"postgres": "mysql://team:s3cret@db.example/offprompt"}})
+    message = str(wrong.value)
+    assert "offprompt.postgres" in message
+    assert "must be a PostgreSQL URL" in message
+    assert "s3cret" not in message
+    assert "team:***@db.example" in message

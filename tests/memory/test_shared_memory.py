@@ -1,0 +1,189 @@
+"""A memory in PostgreSQL that two memories (as two servers would) use at once: what one stores, the other reads,
+greps, searches and deletes; TTL, quota and owners hold across them; PostgreSQL down is a clear error that goes
+away when it is back."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from offprompt.artifacts import ImageArtifact, TextArtifact
+from offprompt.errors import NotFoundError, StoreUnavailableError
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+from ..support import noise_png
+
+pytestmark = pytest.mark.postgres
+
+LOG = "\n".join(
+    [f"2026-05-20 10:{n % 60:02d}:00 INFO request {n} served in {n % 17} ms" for n in range(400)]
+    + ["2026-05-20 11:00:00 ERROR upstream reset: ERR_CONN_RESET while calling TimeoutExpired handler"]
+    + [f"2026-05-20 11:{n % 60:02d}:01 INFO request {n} served" for n in range(400, 600)]
+)
+
+
+@pytest.fixture
+def open_memory(tmp_path: Path, postgres_dsn: str, memory_name: str) -> Iterator[Callable[..., TaskMemory]]:
+    """Opens the test's shared memory as a server would, each time with a data directory of its own."""
+    opened: list[TaskMemory] = []
+
+    def open_one(**overrides: object) -> TaskMemory:
+        settings = MemorySettings(
+            name=memory_name, data_dir=tmp_path / f"server{len(opened)}", postgres=postgres_dsn, chroma="ephemeral"
+        )
+        memory = TaskMemory.open(replace(settings, **overrides))  # type: ignore[arg-type]
+        opened.append(memory)
+        return memory
+
+    yield open_one
+    for memory in opened:
+        memory.close()
+
+
+def test_what_one_server_stores_every_other_reads_greps_searches_and_deletes(
+    open_memory: Callable[..., TaskMemory],
+) -> None:
+    a, b = open_memory(), open_memory()
+    png = noise_png(64, 64)
+    ref = a.store([TextArtifact(value=LOG), ImageArtifact(value=png, mime_type="image/png")], tool="logs.tail")
+    ns = ref.namespace
+
+    assert ns in [r.namespace for r in b.recent()]
+    whole = "".join(b.window(ns, 0, o, 500).text for o in range(0, ref.record.items[0].tokens, 500))
+    assert whole == LOG  # byte for byte, through the other server
+    assert b.load(ns, 1).value == png
+    matches, _ = b.grep(r"ERR_CONN_\w+", ns)
+    assert [m.line for m in matches] == [401]
+    hits, _ = b.query("ERR_CONN_RESET upstream", ns, mode="lexical")
+    assert "ERR_CONN_RESET" in hits[0].text
+    assert hits[0].line <= 401
+    assert b.outline(ns)  # the outline made at store time travels with the text
+
+    b.delete(ns)
+    with pytest.raises(NotFoundError):
+        a.window(ns, 0, 0, 10)
+    assert ns not in [r.namespace for r in a.recent()]
+    assert a.grep("ERR_CONN_RESET")[0] == []
+    assert a.query("ERR_CONN_RESET", mode="lexical")[0] == []
+
+
+def test_a_namespace_of_one_owner_is_hidden_from_another_on_every_server(
+    open_memory: Callable[..., TaskMemory],
+) -> None:
+    a, b = open_memory(), open_memory()
+    ns = a.store([TextArtifact(value="alice's vault code is quartzlily")], tool="t.x", owner="alice").namespace
+    with pytest.raises(NotFoundError):
+        b.window(ns, 0, 0, 10, owner="bob")
+    assert b.recent(owner="bob") == []
+    assert b.grep("quartzlily", owner="bob")[0] == []
+    assert b.text.wait_chunked([ns], 30)
+    assert b.query("quartzlily", owner="bob", mode="lexical")[0] == []
+    assert b.query("quartzlily", owner="alice", mode="lexical")[0][0].namespace == ns
+
+
+def test_ttl_and_quota_hold_across_servers(open_memory: Callable[..., TaskMemory]) -> None:
+    short, other = open_memory(ttl_seconds=0.5), open_memory()
+    gone = short.store([TextArtifact(value="soon expired")], tool="t.x").namespace
+    time.sleep(0.6)
+    other.expire()
+    with pytest.raises(NotFoundError):
+        short.window(gone, 0, 0, 10)
+    # Over the quota, the oldest goes, whichever server stored it.
+    first = short.store([TextArtifact(value=LOG)], tool="t.x")
+    size = first.record.bytes + 4 * (first.record.tokens + 1)
+    small = open_memory(max_bytes=int(2.5 * size))
+    second = small.store([TextArtifact(value=LOG + " ")], tool="t.x").namespace
+    third = small.store([TextArtifact(value=LOG + "  ")], tool="t.x").namespace
+    kept = {r.namespace for r in short.recent()}
+    assert first.namespace not in kept
+    assert {second, third} <= kept
+
+
+def test_the_indexing_queue_is_drained_by_the_servers_together(open_memory: Callable[..., TaskMemory]) -> None:
+    a, b = open_memory(), open_memory()
+    stored = [a.store([TextArtifact(value=f"{LOG}\nmarker{n}x")], tool="t.x").namespace for n in range(6)]
+    assert b.text.wait_indexed(60)
+    state = b.text.index_state()
+    assert all(state[ns].chunked_items == 1 for ns in stored)
+    for n, ns in enumerate(stored):
+        assert b.query(f"marker{n}x", None, mode="lexical")[0][0].namespace == ns
+
+
+class _Gate:
+    """A TCP relay to PostgreSQL that can be cut and restored: an outage, as a server sees one."""
+
+    def __init__(self, port: int) -> None:
+        self._target = port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._open = threading.Event()
+        self._open.set()
+        self._pipes: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            client, _ = self._listener.accept()
+            if not self._open.is_set():
+                client.close()
+                continue
+            server = socket.create_connection(("127.0.0.1", self._target))
+            self._pipes += [client, server]
+            for src, dst in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        self._open.clear()
+        for s in self._pipes:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+        self._pipes.clear()
+
+    def restore(self) -> None:
+        self._open.set()
+
+
+def test_postgres_down_is_a_clear_error_per_call_and_the_memory_serves_again_when_it_is_back(
+    open_memory: Callable[..., TaskMemory], postgres_dsn: str
+) -> None:
+    from urllib.parse import urlsplit
+
+    target = urlsplit(postgres_dsn)
+    gate = _Gate(target.port or 5432)
+    dsn = postgres_dsn.replace(f":{target.port}", f":{gate.port}", 1)
+    memory = open_memory(postgres=dsn)
+    ns = memory.store([TextArtifact(value="before the outage")], tool="t.x").namespace
+
+    gate.cut()
+    for call in (lambda: memory.recent(), lambda: memory.store([TextArtifact(value="during")], tool="t.x")):
+        with pytest.raises(StoreUnavailableError) as failed:
+            call()
+        message = str(failed.value)
+        assert "PostgreSQL" in message
+        assert "can't be reached" in message
+        assert "call again" in message
+
+    gate.restore()
+    assert [r.namespace for r in memory.recent()] == [ns]
+    assert memory.window(ns, 0, 0, 10).text == "before the outage"
+    after = memory.store([TextArtifact(value="after the outage")], tool="t.x").namespace
+    assert memory.text.wait_chunked([after], 30)
+    assert memory.query("outage", None, mode="lexical")[0]
