@@ -9,8 +9,8 @@ import signal
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, asynccontextmanager
-from pathlib import Path
 
+import anyio
 import httpx2
 import mcp_types as mt
 import psycopg
@@ -136,13 +136,15 @@ async def test_a_server_killed_mid_indexing_has_its_job_finished_by_another(
     deadline = time.monotonic() + 30
     while (job := _job(postgres_dsn, name, namespace)) is not None and job[0] is None:
         assert time.monotonic() < deadline, "no server took the indexing job"
-        time.sleep(0.02)
-    assert job is not None and job[0] is not None, "the job was done before a server could be killed: make it longer"
+        await anyio.sleep(0.02)
+    assert job is not None, "the job was done before a server could be killed: make the text longer"
+    assert job[0] is not None
     victim = next(s for s in servers if s.process.pid == _pid(job[0]))
     os.kill(victim.process.pid, signal.SIGKILL)
     victim.process.wait(timeout=10)
     held = _job(postgres_dsn, name, namespace)
-    assert held is not None and held[0] == job[0], "the killed server had finished its job already"
+    assert held is not None, "the killed server had finished its job already: make the text longer"
+    assert held[0] == job[0]
 
     owners = {job[0]}
     deadline = time.monotonic() + 180
@@ -150,7 +152,7 @@ async def test_a_server_killed_mid_indexing_has_its_job_finished_by_another(
         assert time.monotonic() < deadline, f"the job was not finished: {job}"
         if job[0]:
             owners.add(job[0])
-        time.sleep(0.05)
+        await anyio.sleep(0.05)
     survivors = [s for s in servers if s is not victim]
     assert {_pid(owner) for owner in owners} - {victim.process.pid} <= {s.process.pid for s in survivors}
     assert len(owners) >= 2  # taken over after the lease ran out
