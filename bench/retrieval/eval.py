@@ -20,6 +20,7 @@ see).
 
 Usage: .venv/bin/python bench/retrieval/eval.py [--out bench/results/retrieval.json] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
+       [--postgres DSN]   (the shared memory: PostgreSQL full-text search instead of FTS5; with --lexical-only)
 """
 
 from __future__ import annotations
@@ -131,14 +132,18 @@ def main() -> int:
     parser.add_argument(
         "--lexical-only", action="store_true", help="rank by words only (no embedding): for tuning lexical fast"
     )
+    parser.add_argument("--postgres", help="a PostgreSQL DSN: rank with the shared memory's lexical index")
     args = parser.parse_args()
+    if args.postgres and not args.lexical_only:
+        parser.error("--postgres ranks by words only here (no Chroma server): add --lexical-only")
     if args.lexical_only:
         global MODES
         MODES = ("lexical",)
 
     questions = load_questions()
     with tempfile.TemporaryDirectory() as tmp:
-        settings = MemorySettings(name="retrieval-eval", data_dir=args.data_dir or Path(tmp))
+        name = f"retrieval-eval-{int(time.time())}" if args.postgres else "retrieval-eval"
+        settings = MemorySettings(name=name, data_dir=args.data_dir or Path(tmp), postgres=args.postgres)
         memory = TaskMemory.open(settings)
         try:
             docs, indexing = index(memory, sorted({q.doc for q in questions}))
@@ -168,6 +173,8 @@ def index(memory: TaskMemory, names: list[str]) -> tuple[dict[str, Doc], dict[st
         docs[name] = Doc(name, data, ref.namespace, memory.text.token_index(ref.namespace, 0).offsets)  # type: ignore[attr-defined]
     text = memory.text
     assert text.wait_chunked(None, 600)  # type: ignore[attr-defined]
+    if memory.text.__class__.__name__ == "SharedTextStorage":
+        assert text.wait_indexed(600)  # type: ignore[attr-defined]  # chunked by the queue, in no process's count
     lexical_ready = time.perf_counter() - started
     if "dense" in MODES:
         assert text.wait_indexed(timeout=3600)  # type: ignore[attr-defined]

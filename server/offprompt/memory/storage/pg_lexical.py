@@ -6,6 +6,11 @@ their underscores so PostgreSQL's parser keeps each one a single word (``err_con
 drops stop words. A chunk's titles (context, headings, names) carry weight A, its text weight D, weighted
 TITLE_WEIGHT to 1 as in FTS5. `ts_rank` knows no inverse document frequency, so each query word's rank is
 weighted by its IDF over the chunks in scope: the rarer a word, the more it counts, as in BM25.
+
+On the retrieval eval (`bench/retrieval/eval.py --lexical-only [--postgres DSN]`, 132 questions) this ranks
+within a document as FTS5 does at rank 1 (R@1 0.636 vs 0.629) and a little below at 5 (R@5 0.780 vs 0.833);
+over the whole memory it is behind (R@1 0.462 vs 0.553, R@5 0.644 vs 0.795), most on code and logs: ts_rank has
+no length normalisation that helps here (flags 1, 2 and ts_rank_cd all measured worse).
 """
 
 from __future__ import annotations
