@@ -187,3 +187,56 @@ def test_postgres_down_is_a_clear_error_per_call_and_the_memory_serves_again_whe
     after = memory.store([TextArtifact(value="after the outage")], tool="t.x").namespace
     assert memory.text.wait_chunked([after], 30)
     assert memory.query("outage", None, mode="lexical")[0]
+
+
+@pytest.fixture
+def chroma_url(tmp_path: Path) -> Iterator[str]:
+    """A real `chroma run` on a free loopback port: where a shared memory's vectors go."""
+    import http.client
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = [str(Path(sys.executable).with_name("chroma")), "run", "--path", str(tmp_path / "chroma")]
+    log = open(tmp_path / "chroma.log", "wb")  # noqa: SIM115  (closed below, after the server)
+    process = subprocess.Popen([*command, "--host", "127.0.0.1", "--port", str(port)], stdout=log, stderr=log)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            connection.request("GET", "/api/v2/heartbeat")
+            if connection.getresponse().status == 200:
+                break
+        except OSError:
+            pass
+        assert process.poll() is None, (tmp_path / "chroma.log").read_text(errors="replace")
+        assert time.monotonic() < deadline, "chroma run did not start"
+        time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}"
+    process.terminate()
+    process.wait(timeout=15)
+    log.close()
+
+
+def test_with_a_chroma_server_texts_are_embedded_through_the_queue_and_found_by_meaning_through_every_server(
+    open_memory: Callable[..., TaskMemory], chroma_url: str
+) -> None:
+    a, b = open_memory(chroma="http", chroma_url=chroma_url), open_memory(chroma="http", chroma_url=chroma_url)
+    cooking = "To caramelise onions, cook them slowly in butter over low heat for forty minutes until brown."
+    network = "The TLS handshake failed because the server certificate had expired last Tuesday."
+    first = a.store([TextArtifact(value=cooking)], tool="t.x").namespace
+    second = b.store([TextArtifact(value=network)], tool="t.x").namespace
+    assert a.text.wait_indexed(120)
+    for memory in (a, b):
+        state = memory.text.index_state()
+        assert state[first].embedded_chunks == state[first].chunks > 0
+        hits, indexing = memory.query("how do I brown sliced onions in a pan", None, mode="dense")
+        assert hits[0].namespace == first
+        assert indexing == []
+        hits, _ = memory.query("an outdated security certificate broke the connection", None, mode="hybrid")
+        assert hits[0].namespace == second
+    b.delete(first)
+    hits, _ = a.query("how do I brown sliced onions in a pan", None, mode="dense")
+    assert first not in {h.namespace for h in hits}

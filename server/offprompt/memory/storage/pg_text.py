@@ -30,7 +30,7 @@ from offprompt.artifacts import Artifact
 from offprompt.errors import InvalidArgumentError, NotFoundError, StoreUnavailableError
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
-from offprompt.memory.storage.base import Hit, IndexState, LineMatch, SearchMode, StoredItem
+from offprompt.memory.storage.base import IndexState, LineMatch, SearchMode, StoredItem
 from offprompt.memory.storage.files import write_atomically
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord
@@ -281,11 +281,18 @@ class SharedTextStorage(IndexedTextStorage):
         return super().grep(pattern, [pair for pair in namespaces if pair in present], max_matches)
 
     def query(
-        self, query: str, namespaces: Collection[str] | None, top_k: int, mode: SearchMode = "hybrid"
-    ) -> list[Hit]:
-        if not self._vectors and mode == "dense":
-            raise InvalidArgumentError(_NO_VECTORS)
-        return super().query(query, namespaces, top_k, mode if self._vectors else "lexical")
+        self,
+        query: str,
+        namespaces: Collection[str] | None,
+        top_k: int,
+        mode: SearchMode = "hybrid",
+        **options: Any,
+    ) -> Any:  # whatever the text storage's query gives: its hits
+        if not self._vectors:
+            if mode == "dense":
+                raise InvalidArgumentError(_NO_VECTORS)
+            mode = "lexical"  # hybrid without vectors is by words
+        return super().query(query, namespaces, top_k, mode, **options)
 
     def _read_texts(self, candidates: Mapping[str, _Candidate]) -> None:
         self._cached({(c.record.namespace, c.record.item) for c in candidates.values()})
