@@ -583,3 +583,29 @@ def test_postgres_names_the_shared_memory_and_a_wrong_one_is_named_without_its_p
     assert "must be a PostgreSQL URL" in message
     assert "s3cret" not in message
     assert "team:***@db.example" in message
+
+
+def test_the_embedded_memory_never_imports_the_postgres_driver_and_a_missing_driver_says_what_to_install(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    check = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import offprompt.cli\n"
+        "from offprompt.memory.task_memory import MemorySettings, TaskMemory\n"
+        f"TaskMemory.open(MemorySettings(name='m', data_dir=Path({str(tmp_path)!r}))).close()\n"
+        "assert 'psycopg' not in sys.modules, 'the embedded memory imported psycopg'\n"
+        "sys.modules['psycopg'] = None  # as if the postgres extra were not installed\n"
+        "from offprompt.errors import ConfigError\n"
+        "from offprompt.memory.storage.pg import PgDatabase\n"
+        "try:\n"
+        "    PgDatabase('postgresql://u:pw@db/x', 'm')\n"
+        "except ConfigError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'offprompt[postgres]'" in done.stdout
