@@ -69,6 +69,7 @@ def test_what_one_server_stores_every_other_reads_greps_searches_and_deletes(
     b.delete(ns)
     with pytest.raises(NotFoundError):
         a.window(ns, 0, 0, 10)
+    assert a.text.sweep_copies(min_age=0) == [ns]  # type: ignore[attr-defined]  # a's copy of b's deleted text
     assert ns not in [r.namespace for r in a.recent()]
     assert a.grep("ERR_CONN_RESET")[0] == []
     assert a.query("ERR_CONN_RESET", mode="lexical")[0] == []
@@ -187,6 +188,35 @@ def test_postgres_down_is_a_clear_error_per_call_and_the_memory_serves_again_whe
     after = memory.store([TextArtifact(value="after the outage")], tool="t.x").namespace
     assert memory.text.wait_chunked([after], 30)
     assert memory.query("outage", None, mode="lexical")[0]
+
+
+@pytest.mark.anyio
+async def test_over_mcp_postgres_down_is_an_error_result_that_says_what_to_do_and_then_it_serves_again(
+    open_memory: Callable[..., TaskMemory], postgres_dsn: str
+) -> None:
+    from urllib.parse import urlsplit
+
+    from mcp import Client
+
+    from offprompt.serve.app import build_server
+
+    target = urlsplit(postgres_dsn)
+    gate = _Gate(target.port or 5432)
+    memory = open_memory(postgres=postgres_dsn.replace(f":{target.port}", f":{gate.port}", 1))
+    ns = memory.store([TextArtifact(value="kept through the outage")], tool="t.x").namespace
+    async with Client(build_server(memory)) as client:
+        gate.cut()
+        for tool, arguments in (("memory_list", {}), ("memory_load", {"artifact_namespace": ns})):
+            failed = await client.call_tool(tool, arguments)
+            assert failed.is_error
+            text = failed.content[0].text  # type: ignore[union-attr]
+            assert "PostgreSQL" in text
+            assert "call again" in text
+            assert "kept through" not in text
+        gate.restore()
+        loaded = await client.call_tool("memory_load", {"artifact_namespace": ns})
+        assert not loaded.is_error
+        assert loaded.content[0].text == "kept through the outage"  # type: ignore[union-attr]
 
 
 @pytest.fixture

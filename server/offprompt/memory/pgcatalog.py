@@ -7,13 +7,17 @@ at all. Deleting it takes its items with it (ON DELETE CASCADE).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
+from offprompt.errors import StoreUnavailableError
 from offprompt.memory.catalog import Catalog, ItemRecord, NamespaceRecord, UsageRow
 from offprompt.memory.storage.pg import PgDatabase
 
 __all__ = ["PgCatalog"]
+
+logger = logging.getLogger(__name__)
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS namespaces (
@@ -64,14 +68,17 @@ class PgCatalog(Catalog):
     def add_usage(self, rows: Mapping[tuple[int, str, str, str], tuple[int, int, int, int]]) -> None:
         if not rows:
             return
-        with self._db.transaction() as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO usage VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (minute, server, tool, kind) DO UPDATE SET count = usage.count + excluded.count, "
-                "bytes = usage.bytes + excluded.bytes, tokens = usage.tokens + excluded.tokens, "
-                "model_tokens = usage.model_tokens + excluded.model_tokens",
-                [(*key, *value) for key, value in rows.items()],
-            )
+        try:
+            with self._db.transaction() as conn, conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO usage VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (minute, server, tool, kind) DO UPDATE SET count = usage.count + excluded.count, "
+                    "bytes = usage.bytes + excluded.bytes, tokens = usage.tokens + excluded.tokens, "
+                    "model_tokens = usage.model_tokens + excluded.model_tokens",
+                    [(*key, *value) for key, value in rows.items()],
+                )
+        except StoreUnavailableError as exc:  # counts for `offprompt stats` only: never fail a call for them
+            logger.warning("usage counts of %d rows were dropped: %s", len(rows), exc)
 
     def usage(self, since: float | None = None, until: float | None = None) -> list[UsageRow]:
         sql = "SELECT server, tool, kind, SUM(count), SUM(bytes), SUM(tokens), SUM(model_tokens) FROM usage"

@@ -84,6 +84,10 @@ LEASE_SECONDS: Final = float(os.environ.get("OFFPROMPT_JOB_LEASE_SECONDS", "60")
 POLL_SECONDS: Final = 0.5
 #: After embedding failed (the Chroma server down), the job waits this long before it is tried again.
 RETRY_SECONDS: Final = 15.0
+#: How often an idle server drops its copies of texts another server deleted (copies younger than a minute
+#: stay: their store may still be writing them).
+SWEEP_SECONDS: Final = 300.0
+_SWEEP_AGE_SECONDS: Final = 60.0
 #: How long a scoped query waits for just-stored text to be chunked (by any server).
 CHUNKING_WAIT_SECONDS: Final = 10.0
 _CLAIM: Final = """
@@ -187,6 +191,22 @@ class SharedTextStorage(IndexedTextStorage):
                 continue
             present.add((namespace, item))
         return present
+
+    def sweep_copies(self, min_age: float = _SWEEP_AGE_SECONDS) -> list[str]:
+        """Drop this server's copies of namespaces no longer stored (deleted or expired through another server)."""
+        if not self._raw.is_dir():
+            return []
+        stored = self.namespaces()
+        now, dropped = time.time(), []
+        for folder in self._raw.iterdir():
+            try:
+                old = now - folder.stat().st_mtime >= min_age
+            except FileNotFoundError:
+                continue
+            if folder.is_dir() and folder.name not in stored and old:
+                shutil.rmtree(folder, ignore_errors=True)
+                dropped.append(folder.name)
+        return dropped
 
     # -- Storage -----------------------------------------------------------------
 
@@ -351,10 +371,14 @@ class SharedTextStorage(IndexedTextStorage):
 
     def _run_worker(self) -> None:
         _lower_priority()
+        swept = time.monotonic()
         while not self._closed:
             try:
                 job = self._claim()
                 if job is None:
+                    if time.monotonic() - swept >= SWEEP_SECONDS:
+                        self.sweep_copies()
+                        swept = time.monotonic()
                     self._wake.wait(POLL_SECONDS)
                     self._wake.clear()
                     continue
