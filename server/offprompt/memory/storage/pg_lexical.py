@@ -119,21 +119,19 @@ class PgLexicalIndex:
             return {(ns, int(item)): int(n) for ns, item, n in rows}
 
     def _idf(self, conn: Any, words: Sequence[str], namespaces: Collection[str] | None) -> list[tuple[str, float]]:
-        """Each query word that is a lexeme, with its inverse document frequency over the chunks in scope."""
+        """Each query word that is a lexeme, with its inverse document frequency over the chunks in scope (one
+        round trip: a query is a few of these)."""
         scope, args = self._scope(namespaces)
-        lexemes: list[tuple[str, float]] = []
-        total_row = conn.execute(f"SELECT COUNT(*) FROM chunks c WHERE TRUE {scope}", args).fetchone()
-        total = int(total_row[0]) if total_row else 0
-        for word in words:
-            query = conn.execute("SELECT plainto_tsquery('english', %s)::text", (_word(word),)).fetchone()[0]
-            if not query:
-                continue  # a stop word for PostgreSQL
-            row = conn.execute(
-                f"SELECT COUNT(*) FROM chunks c WHERE c.doc @@ %s::tsquery {scope}", (query, *args)
-            ).fetchone()
-            found = int(row[0]) if row else 0
-            lexemes.append((query, math.log(1 + (total - found + 0.5) / (found + 0.5))))
-        return lexemes
+        rows = conn.execute(
+            "WITH words AS (SELECT plainto_tsquery('english', w)::text AS q FROM unnest(%s::text[]) AS w) "
+            f"SELECT q, (SELECT COUNT(*) FROM chunks c WHERE c.doc @@ words.q::tsquery {scope}), "
+            f"(SELECT COUNT(*) FROM chunks c WHERE TRUE {scope}) FROM words WHERE q <> ''",
+            ([_word(w) for w in words], *args, *args),
+        ).fetchall()
+        lexemes: dict[str, float] = {}
+        for query, found, total in rows:
+            lexemes.setdefault(query, math.log(1 + (int(total) - int(found) + 0.5) / (int(found) + 0.5)))
+        return list(lexemes.items())
 
     @staticmethod
     def _scope(namespaces: Collection[str] | None) -> tuple[str, tuple[Any, ...]]:

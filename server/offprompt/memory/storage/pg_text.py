@@ -31,7 +31,7 @@ from offprompt.errors import InvalidArgumentError, NotFoundError, StoreUnavailab
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
 from offprompt.memory.storage.base import IndexState, LineMatch, SearchMode, StoredItem
-from offprompt.memory.storage.files import write_atomically
+from offprompt.memory.storage.files import FILE_MODE, private_dir
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord
 from offprompt.memory.storage.pg import PgDatabase
@@ -102,6 +102,17 @@ RETURNING namespace, item, stage, chunks, done
 """
 
 
+def _copy(path: Path, data: bytes) -> None:
+    """Write this server's copy of a stored file: atomically (readers see all or nothing) but not flushed to
+    disk, since PostgreSQL holds the text durably and a lost copy is fetched again."""
+    private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    tmp.replace(path)
+
+
 class NoDenseIndex:
     """No vector store: a shared memory without a Chroma server searches by words only."""
 
@@ -167,12 +178,12 @@ class SharedTextStorage(IndexedTextStorage):
         if row is None:
             return False
         data, tokens, lines, entries, sidecar = row
-        write_atomically(self._path(namespace, item, ".idx"), bytes(tokens))
-        write_atomically(self._path(namespace, item, ".lines"), bytes(lines))
+        _copy(self._path(namespace, item, ".idx"), bytes(tokens))
+        _copy(self._path(namespace, item, ".lines"), bytes(lines))
         if entries is not None:
-            write_atomically(self._path(namespace, item, ".outline.json"), bytes(entries))
-        write_atomically(self._path(namespace, item, ".json"), sidecar.encode())
-        write_atomically(self._path(namespace, item, ".txt"), bytes(data))  # last: its presence means "copied"
+            _copy(self._path(namespace, item, ".outline.json"), bytes(entries))
+        _copy(self._path(namespace, item, ".json"), sidecar.encode())
+        _copy(self._path(namespace, item, ".txt"), bytes(data))  # last: its presence means "copied"
         return True
 
     def _require(self, namespace: str, item: int) -> Path:
@@ -227,12 +238,12 @@ class SharedTextStorage(IndexedTextStorage):
             if searchable:
                 conn.execute("INSERT INTO jobs (namespace, item, stage) VALUES (%s, %s, 'chunk')", (namespace, item))
         # This server's copy, so that reading back what it just stored needs no round trip.
-        write_atomically(self._path(namespace, item, ".idx"), index.to_bytes())
-        write_atomically(self._path(namespace, item, ".lines"), lines.to_bytes())
+        _copy(self._path(namespace, item, ".idx"), index.to_bytes())
+        _copy(self._path(namespace, item, ".lines"), lines.to_bytes())
         if entries is not None:
-            write_atomically(self._path(namespace, item, ".outline.json"), entries)
-        write_atomically(self._path(namespace, item, ".json"), sidecar.encode())
-        write_atomically(self._path(namespace, item, ".txt"), data)
+            _copy(self._path(namespace, item, ".outline.json"), entries)
+        _copy(self._path(namespace, item, ".json"), sidecar.encode())
+        _copy(self._path(namespace, item, ".txt"), data)
         if searchable:
             self._wake.set()
         return StoredItem(tokens=index.tokens, bytes=len(data))
