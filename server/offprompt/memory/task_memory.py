@@ -646,7 +646,8 @@ class TaskMemory:
                 if not evictable:
                     break
                 for record in evictable:
-                    self.delete(record.namespace)
+                    with contextlib.suppress(NotFoundError):  # a server sharing the memory evicted it first
+                        self.delete(record.namespace)
                     dropped.append(record.namespace)
                     used -= charges[record.namespace]
                     if used <= self.max_bytes:

@@ -6,6 +6,7 @@ implementing the protocol in `base.py` or `indexes.py`), with nothing to change 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,8 @@ from offprompt.memory.storage.text import IndexedTextStorage
 
 if TYPE_CHECKING:
     from offprompt.memory.storage.pg import PgDatabase
+
+logger = logging.getLogger(__name__)
 
 BlobBackend = Literal["file", "memory"]
 VectorBackend = Literal["persistent", "ephemeral", "http"]
@@ -100,7 +103,14 @@ def open_shared_backends(choice: BackendChoice) -> Backends:
     assert choice.postgres is not None
     db = PgDatabase(choice.postgres, choice.memory_name)
     (choice.directory / "text").mkdir(parents=True, exist_ok=True)
-    dense: DenseIndex = _chroma(choice) if choice.vectors == "http" else NoDenseIndex()
+    if choice.vectors == "http":
+        dense: DenseIndex = _chroma(choice)
+    else:  # vectors on one server's disk would be that server's alone
+        logger.warning(
+            'shared memory "%s" has no Chroma server ("chroma": {"mode": "http", "url": ...}): it searches by words',
+            choice.memory_name,
+        )
+        dense = NoDenseIndex()
     text = SharedTextStorage(
         db, choice.directory / "text", PgLexicalIndex(db), dense, index=choice.resume_indexing and not choice.readonly
     )
