@@ -34,11 +34,11 @@ def open_memory(tmp_path: Path, postgres_dsn: str, memory_name: str) -> Iterator
     """Opens the test's shared memory as a server would, each time with a data directory of its own."""
     opened: list[TaskMemory] = []
 
-    def open_one(**overrides: object) -> TaskMemory:
+    def open_one(index: bool = True, **overrides: object) -> TaskMemory:
         settings = MemorySettings(
             name=memory_name, data_dir=tmp_path / f"server{len(opened)}", postgres=postgres_dsn, chroma="ephemeral"
         )
-        memory = TaskMemory.open(replace(settings, **overrides))  # type: ignore[arg-type]
+        memory = TaskMemory.open(replace(settings, **overrides), resume_indexing=index)  # type: ignore[arg-type]
         opened.append(memory)
         return memory
 
@@ -115,6 +115,22 @@ def test_the_indexing_queue_is_drained_by_the_servers_together(open_memory: Call
     assert all(state[ns].chunked_items == 1 for ns in stored)
     for n, ns in enumerate(stored):
         assert b.query(f"marker{n}x", None, mode="lexical")[0][0].namespace == ns
+
+
+def test_a_text_deleted_while_another_server_indexes_it_is_found_by_no_search(
+    open_memory: Callable[..., TaskMemory],
+) -> None:
+    # No indexing threads: this test plays the indexer's steps itself, with the delete in between.
+    indexer, other = open_memory(index=False), open_memory(index=False)
+    ns = indexer.store([TextArtifact(value="the zebrafinch ledger, soon deleted")], tool="t.x").namespace
+    job = indexer.text._claim()  # type: ignore[attr-defined]
+    assert job is not None
+    assert job[0] == ns
+    other.delete(ns)  # while the indexer holds the job
+    indexer.text._work(*job)  # type: ignore[attr-defined]
+    assert ns not in indexer.text._lexical.namespaces()  # type: ignore[attr-defined]
+    assert indexer.query("zebrafinch ledger", None, mode="lexical")[0] == []
+    assert not (tmp := indexer.text._raw / ns).exists(), tmp  # type: ignore[attr-defined]
 
 
 class _Gate:

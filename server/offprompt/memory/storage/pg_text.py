@@ -418,13 +418,15 @@ class SharedTextStorage(IndexedTextStorage):
                 chunked = False
             with self._db.connection() as conn:
                 if chunked and self._vectors:
-                    conn.execute(
+                    moved = conn.execute(
                         "UPDATE jobs SET stage = 'embed', chunks = %s, done = 0, owner = NULL, "
                         "lease_until = '-infinity' WHERE namespace = %s AND item = %s AND owner = %s",
                         (self._lexical.count(namespace, item), namespace, item, self.server_id),
-                    )
+                    ).rowcount
                 else:
-                    self._finish(conn, namespace, item)
+                    moved = self._finish(conn, namespace, item)
+            if chunked and not moved:
+                self._drop_if_deleted(namespace)
             self._wake.set()  # its embedding, next
             return
         try:
@@ -443,10 +445,23 @@ class SharedTextStorage(IndexedTextStorage):
         if left is not None:
             self._release(namespace, item, left, 0)
 
-    def _finish(self, conn: Any, namespace: str, item: int) -> None:
-        conn.execute(
+    def _finish(self, conn: Any, namespace: str, item: int) -> int:
+        """Drop the job if it is still this server's; how many rows that took (0: deleted, or taken over)."""
+        cursor = conn.execute(
             "DELETE FROM jobs WHERE namespace = %s AND item = %s AND owner = %s", (namespace, item, self.server_id)
         )
+        return int(cursor.rowcount)
+
+    def _drop_if_deleted(self, namespace: str) -> None:
+        """After indexing a text whose namespace was deleted meanwhile (through any server): drop what the
+        indexing wrote after the delete, so no search finds it."""
+        with self._db.connection() as conn:
+            if conn.execute("SELECT 1 FROM texts WHERE namespace = %s LIMIT 1", (namespace,)).fetchone():
+                return  # still stored: the job was taken over after this server's lease ran out
+        with self._write_lock:
+            self._lexical.delete(namespace)
+            self._dense.delete(namespace)
+            shutil.rmtree(self._raw / namespace, ignore_errors=True)
 
     def _release(self, namespace: str, item: int, done: int, delay: float) -> None:
         with self._db.connection() as conn:
@@ -486,11 +501,14 @@ class SharedTextStorage(IndexedTextStorage):
                 [chunking.for_embedding(searchable(r.context, d)) for r, d in zip(batch, documents, strict=True)]
             )
             if not self._renew(namespace, item):
+                self._drop_if_deleted(namespace)
                 return None
             self._dense.upsert(batch, documents, vectors)
         if stop < len(records):
             return stop
         with self._db.transaction() as conn:
             conn.execute("UPDATE texts SET embedded = TRUE WHERE namespace = %s AND item = %s", (namespace, item))
-            self._finish(conn, namespace, item)
+            finished = self._finish(conn, namespace, item)
+        if not finished:
+            self._drop_if_deleted(namespace)
         return None
