@@ -583,6 +583,7 @@ def test_postgres_names_the_shared_memory_and_a_wrong_one_is_named_without_its_p
     assert "must be a PostgreSQL URL" in message
     assert "s3cret" not in message
     assert "team:***@db.example" in message
+    assert "s3cret" not in repr(parse_config({"offprompt": {"postgres": dsn}}).settings)
 
 
 def test_the_embedded_memory_never_imports_the_postgres_driver_and_a_missing_driver_says_what_to_install(

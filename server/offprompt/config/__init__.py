@@ -162,7 +162,7 @@ class OffpromptSettings(BaseModel):
     session_idle_seconds: float = Field(default=600, gt=0)  # an HTTP session without requests this long closes
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     #: A shared memory: the catalog, texts, lexical index, blobs and indexing queue in this PostgreSQL database.
-    postgres: str | None = None
+    postgres: str | None = Field(default=None, repr=False)  # may hold a password: never in a repr or a log
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
 
     _resolve_data_dir = field_validator("data_dir")(_resolve_path)

@@ -76,7 +76,7 @@ class MemorySettings:
     chroma: Literal["persistent", "ephemeral", "http"] = "persistent"
     chroma_url: str | None = None
     #: A shared memory's PostgreSQL (catalog, texts, lexical index, blobs, indexing queue); None: the embedded one.
-    postgres: str | None = None
+    postgres: str | None = field(default=None, repr=False)  # may hold a password: never in a repr or a log
     blobs: Literal["file", "memory"] = "file"
     ttl_seconds: float | None = 30 * 24 * 3600
     max_bytes: int | None = 2 * 1024**3
