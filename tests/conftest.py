@@ -47,3 +47,6 @@ def memory(settings: MemorySettings) -> Iterator[TaskMemory]:
 async def client(memory: TaskMemory) -> AsyncIterator[Client]:
     async with Client(build_server(memory)) as client:
         yield client
+
+
+from .postgres import memory_name, postgres_dsn  # noqa: E402, F401  (fixtures of the `postgres` tests)

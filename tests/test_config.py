@@ -570,3 +570,43 @@ def test_a_multi_line_block_comment_keeps_the_line_numbers_below_it(tmp_path: Pa
     )
     problem = load_config(path, check_paths=False).problems["fs"]
     assert problem.startswith(f"{path}:10: mcpServers.fs.comand: unknown key")
+
+
+def test_postgres_names_the_shared_memory_and_a_wrong_one_is_named_without_its_password() -> None:
+    dsn = "postgresql://team:s3cret@db.example:5432/offprompt"
+    assert parse_config({"offprompt": {"postgres": dsn}}).settings.postgres == dsn
+    assert parse_config({}).settings.postgres is None  # the embedded memory stays the default
+    with pytest.raises(ConfigError) as wrong:
+        parse_config({"offprompt": {"postgres": "mysql://team:s3cret@db.example/offprompt"}})
+    message = str(wrong.value)
+    assert "offprompt.postgres" in message
+    assert "must be a PostgreSQL URL" in message
+    assert "s3cret" not in message
+    assert "team:***@db.example" in message
+    assert "s3cret" not in repr(parse_config({"offprompt": {"postgres": dsn}}).settings)
+
+
+def test_the_embedded_memory_never_imports_the_postgres_driver_and_a_missing_driver_says_what_to_install(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    check = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import offprompt.cli\n"
+        "from offprompt.memory.task_memory import MemorySettings, TaskMemory\n"
+        f"TaskMemory.open(MemorySettings(name='m', data_dir=Path({str(tmp_path)!r}))).close()\n"
+        "assert 'psycopg' not in sys.modules, 'the embedded memory imported psycopg'\n"
+        "sys.modules['psycopg'] = None  # as if the postgres extra were not installed\n"
+        "from offprompt.errors import ConfigError\n"
+        "from offprompt.memory.storage.pg import PgDatabase\n"
+        "try:\n"
+        "    PgDatabase('postgresql://u:pw@db/x', 'm')\n"
+        "except ConfigError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'offprompt[postgres]'" in done.stdout

@@ -22,6 +22,7 @@ Usage: .venv/bin/python bench/retrieval/eval.py [--out bench/results/retrieval.j
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
                                    embedded: for tuning ranking without embedding 1.3 MB each time)
+       [--postgres DSN]   (the shared memory: PostgreSQL full-text search instead of FTS5; with --lexical-only)
 """
 
 from __future__ import annotations
@@ -143,16 +144,20 @@ def main() -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="with --data-dir: use the documents an earlier run stored there"
     )
+    parser.add_argument("--postgres", help="a PostgreSQL DSN: rank with the shared memory's lexical index")
     args = parser.parse_args()
     if args.reuse and not args.data_dir:
         parser.error("--reuse needs the --data-dir of an earlier run")
+    if args.postgres and not args.lexical_only:
+        parser.error("--postgres ranks by words only here (no Chroma server): add --lexical-only")
     if args.lexical_only:
         global MODES
         MODES = ("lexical",)
 
     questions = load_questions()
     with tempfile.TemporaryDirectory() as tmp:
-        settings = MemorySettings(name=args.memory_name, data_dir=args.data_dir or Path(tmp))
+        name = f"{args.memory_name}-{int(time.time())}" if args.postgres else args.memory_name
+        settings = MemorySettings(name=name, data_dir=args.data_dir or Path(tmp), postgres=args.postgres)
         memory = TaskMemory.open(settings)
         try:
             docs, indexing = index(memory, sorted({q.doc for q in questions}), reuse=args.reuse)
@@ -188,6 +193,8 @@ def index(memory: TaskMemory, names: list[str], reuse: bool = False) -> tuple[di
         docs[name] = Doc(name, data, namespace, memory.text.token_index(namespace, 0).offsets)  # type: ignore[attr-defined]
     text = memory.text
     assert text.wait_chunked(None, 600)  # type: ignore[attr-defined]
+    if memory.text.__class__.__name__ == "SharedTextStorage":
+        assert text.wait_indexed(600)  # type: ignore[attr-defined]  # chunked by the queue, in no process's count
     lexical_ready = time.perf_counter() - started
     if "dense" in MODES:
         assert text.wait_indexed(timeout=3600)  # type: ignore[attr-defined]

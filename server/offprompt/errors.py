@@ -9,6 +9,7 @@
     ├── SearchTimeLimitError     a search ran past its time limit (a backtracking regex)
     ├── IncompatibleStoreError   a stored collection was built by another embedding function
     ├── QuotaError               a result is bigger than the memory's whole quota (max_bytes)
+    ├── StoreUnavailableError    a shared memory's database (PostgreSQL) can't be reached
     ├── UnknownSecretError       a call's arguments hold a secret handle this caller was not given
     └── DownstreamError          a proxied server failed
         ├── DownstreamUnavailableError   it failed to start, or died
@@ -55,6 +56,10 @@ class IncompatibleStoreError(OffpromptError):
 
 class QuotaError(OffpromptError):
     """A result is bigger than the memory's quota, so storing it would evict everything, itself included."""
+
+
+class StoreUnavailableError(OffpromptError):
+    """A shared memory's database (PostgreSQL) can't be reached: this call failed, the next one tries again."""
 
 
 class UnknownSecretError(OffpromptError):

@@ -64,7 +64,7 @@ def _reading(settings: MemorySettings) -> Iterator[TaskMemory]:
 def _take(settings: MemorySettings, wait: bool, take: Callable[[], _T]) -> _T:
     """`take()` (which takes the memory's lock) once no server holds the memory (`--wait`), else
     MemoryLockedError naming the holder's pid."""
-    if not (settings.directory / "catalog.sqlite3").exists():
+    if settings.postgres is None and not (settings.directory / "catalog.sqlite3").exists():
         raise NotFoundError(
             f'there is no memory "{settings.name}" in {settings.data_dir}: `offprompt memories` lists them'
         )

@@ -27,7 +27,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Self, TypeAlias
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -48,6 +48,7 @@ __all__ = [
     "Transport",
     "load_config",
     "parse_config",
+    "redact_dsn",
 ]
 
 OffPrompt: TypeAlias = Literal["auto", "always", "never"]
@@ -107,6 +108,32 @@ class ChromaSettings(BaseModel):
         return self
 
 
+def redact_dsn(dsn: str) -> str:
+    """A connection string fit for a log or an error: its password (in the URL or a `password=` parameter) as ***."""
+    parts = urlsplit(dsn)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":***"
+        netloc = f"{userinfo}@{host}"
+    query = re.sub(r"(?i)(^|&)(password)=[^&]*", r"\1\2=***", parts.query)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _postgres_url(value: str | None) -> str | None:
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("postgresql", "postgres") or not (parts.netloc or "host=" in parts.query):
+        # The value may hold a password: show it redacted here, so the message adds no "(got ...)" of its own.
+        raise ValueError(
+            'must be a PostgreSQL URL, e.g. "postgresql://offprompt@db.example:5432/offprompt" '
+            f"(got {redact_dsn(value)!r})"
+        )
+    return value
+
+
 class EmbeddingSettings(BaseModel):
     """Which embedding function builds the memory's vectors: a name Chroma knows, and its config."""
 
@@ -134,9 +161,12 @@ class OffpromptSettings(BaseModel):
     max_sessions_per_token: int = Field(default=100, gt=0)  # open HTTP sessions one bearer token may hold
     session_idle_seconds: float = Field(default=600, gt=0)  # an HTTP session without requests this long closes
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
+    #: A shared memory: the catalog, texts, lexical index, blobs and indexing queue in this PostgreSQL database.
+    postgres: str | None = Field(default=None, repr=False)  # may hold a password: never in a repr or a log
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
 
     _resolve_data_dir = field_validator("data_dir")(_resolve_path)
+    _check_postgres = field_validator("postgres")(_postgres_url)
 
     @field_validator("memory_name")
     @classmethod

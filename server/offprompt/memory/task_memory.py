@@ -75,6 +75,8 @@ class MemorySettings:
     data_dir: Path = field(default_factory=default_data_dir)
     chroma: Literal["persistent", "ephemeral", "http"] = "persistent"
     chroma_url: str | None = None
+    #: A shared memory's PostgreSQL (catalog, texts, lexical index, blobs, indexing queue); None: the embedded one.
+    postgres: str | None = field(default=None, repr=False)  # may hold a password: never in a repr or a log
     blobs: Literal["file", "memory"] = "file"
     ttl_seconds: float | None = 30 * 24 * 3600
     max_bytes: int | None = 2 * 1024**3
@@ -245,6 +247,8 @@ class TaskMemory:
         """Open (or create) the memory in its directory, taking the directory's lock; with `tidy`, drop orphans
         and expired namespaces at once (`offprompt memory gc` does it itself, to report what it drops); with
         `resume_indexing`, index in the background what an earlier process left unindexed."""
+        if settings.postgres is not None:
+            return cls._open_shared(settings, tidy=tidy, resume_indexing=resume_indexing)
         directory = settings.directory
         private_dir(directory.parent)
         lock = DirectoryLock(directory)
@@ -273,9 +277,39 @@ class TaskMemory:
         return memory
 
     @classmethod
+    def _open_shared(cls, settings: MemorySettings, *, tidy: bool, resume_indexing: bool) -> TaskMemory:
+        """A memory in PostgreSQL that any number of servers use at once: no directory lock; the directory holds
+        only this server's copies of the texts it reads (and its secrets table)."""
+        from offprompt.memory.pgcatalog import PgCatalog
+
+        directory = settings.directory
+        private_dir(directory)
+        backends = open_backends(_choice(settings, resume_indexing=resume_indexing))
+        assert backends.database is not None
+        try:
+            memory = cls(
+                settings.name,
+                PgCatalog(backends.database),
+                backends.text,
+                backends.blobs,
+                ttl_seconds=settings.ttl_seconds,
+                max_bytes=settings.max_bytes,
+            )
+        except BaseException:
+            backends.text.close()
+            raise
+        memory.directory = directory
+        if tidy:
+            memory.expire()  # not orphans: another server may be between writing a payload and its catalog row
+        return memory
+
+    @classmethod
     def open_readonly(cls, settings: MemorySettings) -> TaskMemory:
         """The memory as it is on disk, for reading beside the server that holds it: no lock taken, nothing
-        written (SQLite read-only), no Chroma (search by words only)."""
+        written (SQLite read-only), no Chroma (search by words only). A shared memory (PostgreSQL) is opened
+        as it is, without indexing: servers use it at once anyway."""
+        if settings.postgres is not None:
+            return cls.open(settings, tidy=False, resume_indexing=False)
         directory = settings.directory
         if not (directory / "catalog.sqlite3").exists():
             raise NotFoundError(
@@ -612,7 +646,8 @@ class TaskMemory:
                 if not evictable:
                     break
                 for record in evictable:
-                    self.delete(record.namespace)
+                    with contextlib.suppress(NotFoundError):  # a server sharing the memory evicted it first
+                        self.delete(record.namespace)
                     dropped.append(record.namespace)
                     used -= charges[record.namespace]
                     if used <= self.max_bytes:
@@ -694,6 +729,7 @@ def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing
         blobs=settings.blobs,
         vectors=settings.chroma,
         vectors_url=settings.chroma_url,
+        postgres=settings.postgres,
         embedding=settings.embedding,
         readonly=readonly,
         resume_indexing=resume_indexing,

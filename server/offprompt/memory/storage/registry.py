@@ -6,10 +6,11 @@ implementing the protocol in `base.py` or `indexes.py`), with nothing to change 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from offprompt.memory.storage.base import BlobStorage, TextStorage
 from offprompt.memory.storage.blob import FileBlobStorage, MemoryBlobStorage
@@ -17,6 +18,11 @@ from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, Emb
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import SqliteLexicalIndex
 from offprompt.memory.storage.text import IndexedTextStorage
+
+if TYPE_CHECKING:
+    from offprompt.memory.storage.pg import PgDatabase
+
+logger = logging.getLogger(__name__)
 
 BlobBackend = Literal["file", "memory"]
 VectorBackend = Literal["persistent", "ephemeral", "http"]
@@ -36,6 +42,8 @@ class BackendChoice:
     readonly: bool = False
     #: Index in the background what an earlier process left unindexed.
     resume_indexing: bool = True
+    #: A shared memory: everything but the vectors in this PostgreSQL database (see `open_shared_backends`).
+    postgres: str | None = None
 
 
 def _chroma(choice: BackendChoice) -> DenseIndex:
@@ -64,10 +72,14 @@ LEXICAL_INDEX: Callable[[BackendChoice], LexicalIndex] = _sqlite_fts
 class Backends:
     text: TextStorage
     blobs: BlobStorage
+    #: The shared memory's database, for its catalog (None: the embedded memory, whose catalog is a file).
+    database: PgDatabase | None = None
 
 
 def open_backends(choice: BackendChoice) -> Backends:
     """The text and blob storages of one memory, with their indexes, as its settings choose them."""
+    if choice.postgres is not None:
+        return open_shared_backends(choice)
     if not choice.readonly:
         (choice.directory / "text").mkdir(parents=True, exist_ok=True)
     text = IndexedTextStorage(
@@ -78,3 +90,28 @@ def open_backends(choice: BackendChoice) -> Backends:
         resume=choice.resume_indexing,
     )
     return Backends(text=text, blobs=BLOB_STORAGES[choice.blobs](choice))
+
+
+def open_shared_backends(choice: BackendChoice) -> Backends:
+    """A memory many servers share: texts, lexical index, blobs and the indexing queue in PostgreSQL, vectors in
+    the Chroma server (none without one: search by words). `choice.directory` holds this server's copies."""
+    from offprompt.memory.storage.pg import PgDatabase
+    from offprompt.memory.storage.pg_blob import PgBlobStorage
+    from offprompt.memory.storage.pg_lexical import PgLexicalIndex
+    from offprompt.memory.storage.pg_text import NoDenseIndex, SharedTextStorage
+
+    assert choice.postgres is not None
+    db = PgDatabase(choice.postgres, choice.memory_name)
+    (choice.directory / "text").mkdir(parents=True, exist_ok=True)
+    if choice.vectors == "http":
+        dense: DenseIndex = _chroma(choice)
+    else:  # vectors on one server's disk would be that server's alone
+        logger.warning(
+            'shared memory "%s" has no Chroma server ("chroma": {"mode": "http", "url": ...}): it searches by words',
+            choice.memory_name,
+        )
+        dense = NoDenseIndex()
+    text = SharedTextStorage(
+        db, choice.directory / "text", PgLexicalIndex(db), dense, index=choice.resume_indexing and not choice.readonly
+    )
+    return Backends(text=text, blobs=PgBlobStorage(db), database=db)

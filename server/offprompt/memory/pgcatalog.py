@@ -1,0 +1,226 @@
+"""The catalog of a shared memory, in PostgreSQL: the same records as `catalog.Catalog`, for many servers.
+
+A namespace row is written in one transaction with its items, so every server lists a namespace whole or not
+at all. Deleting it takes its items with it (ON DELETE CASCADE).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Collection, Mapping
+from typing import Any, Final
+
+from offprompt.errors import StoreUnavailableError
+from offprompt.memory.catalog import Catalog, ItemRecord, NamespaceRecord, UsageRow
+from offprompt.memory.storage.pg import PgDatabase
+
+__all__ = ["PgCatalog"]
+
+logger = logging.getLogger(__name__)
+
+SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS namespaces (
+    namespace TEXT PRIMARY KEY,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    owner TEXT NOT NULL DEFAULT '',
+    created DOUBLE PRECISION NOT NULL,
+    expires DOUBLE PRECISION,
+    seq BIGSERIAL
+);
+CREATE TABLE IF NOT EXISTS items (
+    namespace TEXT NOT NULL REFERENCES namespaces (namespace) ON DELETE CASCADE,
+    item INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    mime_type TEXT,
+    tokens BIGINT NOT NULL,
+    bytes BIGINT NOT NULL,
+    meta TEXT NOT NULL,
+    PRIMARY KEY (namespace, item)
+);
+CREATE INDEX IF NOT EXISTS namespaces_created ON namespaces (created);
+CREATE INDEX IF NOT EXISTS namespaces_owner ON namespaces (owner);
+CREATE TABLE IF NOT EXISTS usage (
+    minute BIGINT NOT NULL,
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    count BIGINT NOT NULL,
+    bytes BIGINT NOT NULL,
+    tokens BIGINT NOT NULL,
+    model_tokens BIGINT NOT NULL,
+    PRIMARY KEY (minute, server, tool, kind)
+);
+"""
+_ITEMS: Final = "SELECT item, kind, name, mime_type, tokens, bytes, meta FROM items WHERE namespace = %s ORDER BY item"
+
+
+class PgCatalog(Catalog):
+    """Namespace and item records in the memory's PostgreSQL schema; safe for many threads and servers."""
+
+    def __init__(self, db: PgDatabase) -> None:  # no super().__init__: nothing of the SQLite file is used
+        self._db = db
+        self.readonly = False
+        db.ensure_schema(SCHEMA)
+
+    def add_usage(self, rows: Mapping[tuple[int, str, str, str], tuple[int, int, int, int]]) -> None:
+        if not rows:
+            return
+        try:
+            with self._db.transaction() as conn, conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO usage VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (minute, server, tool, kind) DO UPDATE SET count = usage.count + excluded.count, "
+                    "bytes = usage.bytes + excluded.bytes, tokens = usage.tokens + excluded.tokens, "
+                    "model_tokens = usage.model_tokens + excluded.model_tokens",
+                    [(*key, *value) for key, value in rows.items()],
+                )
+        except StoreUnavailableError as exc:  # counts for `offprompt stats` only: never fail a call for them
+            logger.warning("usage counts of %d rows were dropped: %s", len(rows), exc)
+
+    def usage(self, since: float | None = None, until: float | None = None) -> list[UsageRow]:
+        sql = "SELECT server, tool, kind, SUM(count), SUM(bytes), SUM(tokens), SUM(model_tokens) FROM usage"
+        where, params = [], []
+        if since is not None:
+            where.append("minute >= %s")
+            params.append(int(since // 60))
+        if until is not None:
+            where.append("minute < %s")
+            params.append(int(-(-until // 60)))
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " GROUP BY server, tool, kind ORDER BY server, tool, kind"
+        with self._db.connection() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [UsageRow(s, t, k, *(int(v) for v in values)) for s, t, k, *values in rows]
+
+    def count(self) -> int:
+        with self._db.connection() as conn:
+            row = conn.execute("SELECT COUNT(*) FROM namespaces").fetchone()
+        return int(row[0]) if row else 0
+
+    def add(self, record: NamespaceRecord) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO namespaces (namespace, tool, arguments, owner, created, expires) "
+                "VALUES (%s, %s, %s, %s, %s, %s)",
+                (
+                    record.namespace,
+                    record.tool,
+                    json.dumps(record.arguments, ensure_ascii=False, default=str),
+                    record.owner,
+                    record.created,
+                    record.expires,
+                ),
+            )
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                    [
+                        (
+                            record.namespace,
+                            i.item,
+                            i.kind,
+                            i.name,
+                            i.mime_type,
+                            i.tokens,
+                            i.bytes,
+                            json.dumps(i.meta, ensure_ascii=False),
+                        )
+                        for i in record.items
+                    ],
+                )
+
+    def get(self, namespace: str) -> NamespaceRecord | None:
+        with self._db.connection() as conn:
+            row = conn.execute(
+                "SELECT namespace, tool, arguments, owner, created, expires FROM namespaces WHERE namespace = %s",
+                (namespace,),
+            ).fetchone()
+            return None if row is None else self._pg_record(conn, row)
+
+    def newest(self, limit: int | None = None, owner: str | None = None) -> list[NamespaceRecord]:
+        sql = "SELECT namespace, tool, arguments, owner, created, expires FROM namespaces"
+        params: list[Any] = []
+        if owner is not None:
+            sql += " WHERE owner = %s"
+            params.append(owner)
+        sql += " ORDER BY created DESC, seq DESC"
+        if limit is not None:
+            sql += " LIMIT %s"
+            params.append(limit)
+        with self._db.connection() as conn:
+            rows = conn.execute(sql, params).fetchall()
+            items: dict[str, list[ItemRecord]] = {}
+            if rows:
+                for namespace, *fields in conn.execute(
+                    "SELECT namespace, item, kind, name, mime_type, tokens, bytes, meta FROM items "
+                    "WHERE namespace = ANY(%s) ORDER BY namespace, item",
+                    ([r[0] for r in rows],),
+                ):
+                    items.setdefault(namespace, []).append(_item(fields))
+        return [_namespace(row, items.get(row[0], [])) for row in rows]
+
+    def expired(self, now: float) -> list[str]:
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                "SELECT namespace FROM namespaces WHERE expires IS NOT NULL AND expires <= %s", (now,)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def total_bytes(self) -> int:
+        with self._db.connection() as conn:
+            row = conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM items").fetchone()
+        return int(row[0]) if row else 0
+
+    def stored_bytes(self, text_kinds: Collection[str]) -> int:
+        with self._db.connection() as conn:
+            row = conn.execute(
+                "SELECT COALESCE(SUM(bytes + CASE WHEN kind = ANY(%s) THEN 4 * (tokens + 1) ELSE 0 END), 0) FROM items",
+                (list(text_kinds),),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def used_bytes(self) -> int:
+        return 0  # the catalog lives on the database server; the quota counts the payloads stored
+
+    def reclaim(self) -> None:
+        pass  # autovacuum gives deleted rows back
+
+    def remove(self, namespace: str) -> None:
+        with self._db.connection() as conn:
+            conn.execute("DELETE FROM namespaces WHERE namespace = %s", (namespace,))
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _pg_record(self, conn: Any, row: tuple[Any, ...]) -> NamespaceRecord:
+        return _namespace(row, [_item(fields) for fields in conn.execute(_ITEMS, (row[0],))])
+
+
+def _item(fields: Any) -> ItemRecord:
+    item, kind, name, mime_type, tokens, size, meta = fields
+    return ItemRecord(
+        item=int(item),
+        kind=kind,
+        name=name,
+        mime_type=mime_type,
+        tokens=int(tokens),
+        bytes=int(size),
+        meta=json.loads(meta),
+    )
+
+
+def _namespace(row: tuple[Any, ...], items: list[ItemRecord]) -> NamespaceRecord:
+    namespace, tool, arguments, owner, created, expires = row
+    return NamespaceRecord(
+        namespace=namespace,
+        tool=tool,
+        arguments=json.loads(arguments),
+        owner=owner,
+        created=float(created),
+        expires=None if expires is None else float(expires),
+        items=tuple(items),
+    )

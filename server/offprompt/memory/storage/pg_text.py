@@ -1,0 +1,514 @@
+"""Text storage of a shared memory: the exact text in PostgreSQL, indexed by whichever server takes the job.
+
+`store` writes the text, its token index, line index and outline, and an indexing job, in one transaction:
+the reference it returns is readable through every server at once. Each server runs one indexing thread
+that takes jobs from the `jobs` table (`FOR UPDATE SKIP LOCKED`, so no two take the same one) with a lease:
+a server that dies mid-job stops renewing it, and another takes the job over when the lease runs out. A job
+is chunked (the chunks and their words go to the lexical index in PostgreSQL), then embedded slice by slice
+into the Chroma server, if there is one.
+
+Each server keeps a read-through copy of the texts it reads in its own data directory (`raw/`, the layout
+`IndexedTextStorage` reads): a stored text never changes, so the copy is good until the namespace is deleted,
+and every read checks the catalog first.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from offprompt.artifacts import Artifact
+from offprompt.errors import InvalidArgumentError, NotFoundError, StoreUnavailableError
+from offprompt.memory import chunking, outline
+from offprompt.memory.outline import Entry, LineIndex
+from offprompt.memory.storage.base import IndexState, LineMatch, SearchMode, StoredItem
+from offprompt.memory.storage.files import FILE_MODE, private_dir
+from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
+from offprompt.memory.storage.lexical import ChunkRecord
+from offprompt.memory.storage.pg import PgDatabase
+from offprompt.memory.storage.text import (
+    EMBED_BATCH,
+    EMBED_SLICE,
+    IndexedTextStorage,
+    _Candidate,
+    _hint,
+    _Job,
+    _lower_priority,
+    searchable,
+)
+from offprompt.tokens import TokenIndex, index_tokens, well_formed
+
+__all__ = ["NoDenseIndex", "SharedTextStorage"]
+
+logger = logging.getLogger(__name__)
+
+SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS texts (
+    namespace TEXT NOT NULL,
+    item INTEGER NOT NULL,
+    data BYTEA NOT NULL,
+    token_index BYTEA NOT NULL,
+    line_index BYTEA NOT NULL,
+    outline BYTEA,
+    sidecar TEXT NOT NULL,
+    searchable BOOLEAN NOT NULL,
+    embedded BOOLEAN NOT NULL DEFAULT FALSE,
+    PRIMARY KEY (namespace, item)
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    namespace TEXT NOT NULL,
+    item INTEGER NOT NULL,
+    stage TEXT NOT NULL,
+    chunks INTEGER NOT NULL DEFAULT 0,
+    done INTEGER NOT NULL DEFAULT 0,
+    owner TEXT,
+    taken INTEGER NOT NULL DEFAULT 0,
+    lease_until TIMESTAMPTZ NOT NULL DEFAULT '-infinity',
+    created TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (namespace, item)
+);
+CREATE INDEX IF NOT EXISTS jobs_by_lease ON jobs (lease_until);
+"""
+#: How long a job stays a server's without a word from it; env OFFPROMPT_JOB_LEASE_SECONDS overrides it.
+LEASE_SECONDS: Final = float(os.environ.get("OFFPROMPT_JOB_LEASE_SECONDS", "60"))
+#: How often an idle server looks for jobs (it looks at once after its own stores).
+POLL_SECONDS: Final = 0.5
+#: After embedding failed (the Chroma server down), the job waits this long before it is tried again.
+RETRY_SECONDS: Final = 15.0
+#: How often an idle server drops its copies of texts another server deleted (copies younger than a minute
+#: stay: their store may still be writing them).
+SWEEP_SECONDS: Final = 300.0
+_SWEEP_AGE_SECONDS: Final = 60.0
+#: How long a scoped query waits for just-stored text to be chunked (by any server).
+CHUNKING_WAIT_SECONDS: Final = 10.0
+_CLAIM: Final = """
+UPDATE jobs SET owner = %(owner)s, taken = taken + 1,
+    lease_until = clock_timestamp() + make_interval(secs => %(lease)s)
+WHERE (namespace, item) = (
+    SELECT namespace, item FROM jobs WHERE lease_until < clock_timestamp()
+    ORDER BY stage = 'chunk' DESC, chunks - done, created DESC
+    LIMIT 1 FOR UPDATE SKIP LOCKED
+)
+RETURNING namespace, item, stage, chunks, done
+"""
+
+
+def _copy(path: Path, data: bytes) -> None:
+    """Write this server's copy of a stored file: atomically (readers see all or nothing) but not flushed to
+    disk, since PostgreSQL holds the text durably and a lost copy is fetched again."""
+    private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    tmp.replace(path)
+
+
+class NoDenseIndex:
+    """No vector store: a shared memory without a Chroma server searches by words only."""
+
+    def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
+        raise InvalidArgumentError(_NO_VECTORS)
+
+    def embed_query(self, text: str) -> Sequence[float]:
+        raise InvalidArgumentError(_NO_VECTORS)
+
+    def upsert(self, records: Sequence[ChunkRecord], documents: Sequence[str], vectors: Sequence[Any]) -> None:
+        raise InvalidArgumentError(_NO_VECTORS)
+
+    def search(
+        self, vector: Sequence[float], namespaces: Collection[str] | None, limit: int
+    ) -> list[tuple[ChunkRecord, float, str]]:
+        return []
+
+    def similarities(self, vector: Sequence[float], records: Sequence[ChunkRecord]) -> dict[str, float]:
+        return {}
+
+    def delete(self, namespace: str) -> None:
+        pass
+
+    def delete_item(self, namespace: str, item: int) -> None:
+        pass
+
+    def disk_bytes(self) -> int:
+        return 0
+
+
+_NO_VECTORS: Final = (
+    'this shared memory keeps no vectors (set "chroma": {"mode": "http", "url": ...} beside "postgres" '
+    "in the offprompt block for search by meaning): use mode lexical or hybrid"
+)
+
+
+class SharedTextStorage(IndexedTextStorage):
+    """Texts in PostgreSQL for any number of servers, with a local read-through copy under `cache`."""
+
+    def __init__(
+        self, db: PgDatabase, cache: Path, lexical: LexicalIndex, dense: DenseIndex, *, index: bool = True
+    ) -> None:
+        super().__init__(cache, lexical, dense, resume=False)
+        self._db = db
+        self._vectors = not isinstance(dense, NoDenseIndex)
+        self.server_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self._wake = threading.Event()
+        db.ensure_schema(SCHEMA)
+        if index:
+            thread = threading.Thread(target=self._run_worker, name="offprompt-shared-indexer", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    # -- the local copy --------------------------------------------------------
+
+    def _fetch(self, namespace: str, item: int) -> bool:
+        """Copy a stored text (and its indexes) from the database; False if there is none."""
+        with self._db.connection() as conn:
+            row = conn.execute(
+                "SELECT data, token_index, line_index, outline, sidecar FROM texts WHERE namespace = %s AND item = %s",
+                (namespace, item),
+            ).fetchone()
+        if row is None:
+            return False
+        data, tokens, lines, entries, sidecar = row
+        _copy(self._path(namespace, item, ".idx"), bytes(tokens))
+        _copy(self._path(namespace, item, ".lines"), bytes(lines))
+        if entries is not None:
+            _copy(self._path(namespace, item, ".outline.json"), bytes(entries))
+        _copy(self._path(namespace, item, ".json"), sidecar.encode())
+        _copy(self._path(namespace, item, ".txt"), bytes(data))  # last: its presence means "copied"
+        return True
+
+    def _require(self, namespace: str, item: int) -> Path:
+        path = self._path(namespace, item, ".txt")
+        if not path.exists() and not self._fetch(namespace, item):
+            raise NotFoundError(f"no text stored as item {item} of {namespace!r}")
+        return path
+
+    def _cached(self, pairs: Collection[tuple[str, int]]) -> set[tuple[str, int]]:
+        """Those of `pairs` stored, each copied here if it was not."""
+        present = set()
+        for namespace, item in pairs:
+            try:
+                self._require(namespace, item)
+            except NotFoundError:
+                continue
+            present.add((namespace, item))
+        return present
+
+    def sweep_copies(self, min_age: float = _SWEEP_AGE_SECONDS) -> list[str]:
+        """Drop this server's copies of namespaces no longer stored (deleted or expired through another server)."""
+        if not self._raw.is_dir():
+            return []
+        stored = self.namespaces()
+        now, dropped = time.time(), []
+        for folder in self._raw.iterdir():
+            try:
+                old = now - folder.stat().st_mtime >= min_age
+            except FileNotFoundError:
+                continue
+            if folder.is_dir() and folder.name not in stored and old:
+                shutil.rmtree(folder, ignore_errors=True)
+                dropped.append(folder.name)
+        return dropped
+
+    # -- Storage -----------------------------------------------------------------
+
+    def store(self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True) -> StoredItem:
+        """Write the text and its indexes to the database with its indexing job, in one transaction."""
+        data = well_formed(artifact.to_text()).encode("utf-8")
+        index = index_tokens(data)
+        lines = LineIndex.of(data)
+        hint = _hint(artifact.meta)
+        sidecar = json.dumps({"kind": artifact.kind, "hint": hint, "searchable": searchable})
+        entries = outline.dumps(outline.build(data, artifact.kind, hint, index, lines)) if searchable else None
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO texts (namespace, item, data, token_index, line_index, outline, sidecar, searchable) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (namespace, item, data, index.to_bytes(), lines.to_bytes(), entries, sidecar, searchable),
+            )
+            if searchable:
+                conn.execute("INSERT INTO jobs (namespace, item, stage) VALUES (%s, %s, 'chunk')", (namespace, item))
+        # This server's copy, so that reading back what it just stored needs no round trip.
+        _copy(self._path(namespace, item, ".idx"), index.to_bytes())
+        _copy(self._path(namespace, item, ".lines"), lines.to_bytes())
+        if entries is not None:
+            _copy(self._path(namespace, item, ".outline.json"), entries)
+        _copy(self._path(namespace, item, ".json"), sidecar.encode())
+        _copy(self._path(namespace, item, ".txt"), data)
+        if searchable:
+            self._wake.set()
+        return StoredItem(tokens=index.tokens, bytes=len(data))
+
+    def load(self, namespace: str, item: int) -> bytes:
+        return self._require(namespace, item).read_bytes()
+
+    def delete(self, namespace: str) -> None:
+        with self._write_lock:
+            with self._db.transaction() as conn:
+                conn.execute("DELETE FROM jobs WHERE namespace = %s", (namespace,))
+                conn.execute("DELETE FROM texts WHERE namespace = %s", (namespace,))
+            shutil.rmtree(self._raw / namespace, ignore_errors=True)
+            self._lexical.delete(namespace)
+            self._dense.delete(namespace)
+
+    def namespaces(self) -> set[str]:
+        with self._db.connection() as conn:
+            return {ns for (ns,) in conn.execute("SELECT DISTINCT namespace FROM texts")}
+
+    def index_state(self) -> dict[str, IndexState]:
+        chunks = self._lexical.chunk_counts()
+        with self._db.connection() as conn:
+            rows = conn.execute("SELECT namespace, item, embedded FROM texts WHERE searchable").fetchall()
+        states: dict[str, IndexState] = {}
+        for namespace, item, embedded in rows:
+            state = states.setdefault(namespace, IndexState())
+            state.items += 1
+            count = chunks.get((namespace, int(item)))
+            if count is None:
+                continue
+            state.chunked_items += 1
+            state.chunks += count
+            if embedded:
+                state.embedded_chunks += count
+        return states
+
+    def backlog(self) -> tuple[int, int]:
+        """Items the servers of this memory still have to chunk, and to embed."""
+        with self._db.connection() as conn:
+            row = conn.execute("SELECT COUNT(*) FILTER (WHERE stage = 'chunk'), COUNT(*) FROM jobs").fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    def reclaim(self) -> None:
+        pass  # autovacuum gives deleted rows back
+
+    def index_bytes(self) -> int:
+        return 0  # the indexes live on the database and Chroma servers, not on this machine's disk
+
+    def outline(self, namespace: str, item: int) -> list[Entry]:
+        self._require(namespace, item)
+        return super().outline(namespace, item)
+
+    def lines(self, namespace: str, item: int) -> LineIndex:
+        self._require(namespace, item)
+        return super().lines(namespace, item)
+
+    def token_index(self, namespace: str, item: int) -> TokenIndex:
+        self._require(namespace, item)
+        return super().token_index(namespace, item)
+
+    def grep(
+        self, pattern: str, namespaces: Sequence[tuple[str, int]], max_matches: int
+    ) -> tuple[list[LineMatch], bool]:
+        present = self._cached(namespaces)
+        return super().grep(pattern, [pair for pair in namespaces if pair in present], max_matches)
+
+    def query(
+        self,
+        query: str,
+        namespaces: Collection[str] | None,
+        top_k: int,
+        mode: SearchMode = "hybrid",
+        **options: Any,
+    ) -> Any:  # whatever the text storage's query gives: its hits
+        if not self._vectors:
+            if mode == "dense":
+                raise InvalidArgumentError(_NO_VECTORS)
+            mode = "lexical"  # hybrid without vectors is by words
+        return super().query(query, namespaces, top_k, mode, **options)
+
+    def _read_texts(self, candidates: Mapping[str, _Candidate]) -> None:
+        self._cached({(c.record.namespace, c.record.item) for c in candidates.values()})
+        super()._read_texts(candidates)
+
+    # -- what is still indexing, across servers -------------------------------------
+
+    def pending(self, mode: SearchMode = "hybrid") -> set[str]:
+        stage = "WHERE stage = 'chunk'" if mode == "lexical" or not self._vectors else ""
+        try:
+            with self._db.connection() as conn:
+                return {ns for (ns,) in conn.execute(f"SELECT DISTINCT namespace FROM jobs {stage}")}
+        except StoreUnavailableError:
+            return set()
+
+    def wait_chunked(self, namespaces: Collection[str] | None, timeout: float) -> bool:
+        """Wait until these namespaces are in the lexical index, whichever server chunks them; an unscoped
+        query does not wait (it answers with what is indexed, and names the rest as indexing)."""
+        if namespaces is None:
+            return True
+        scope = sorted(namespaces)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._db.connection() as conn:
+                row = conn.execute(
+                    "SELECT 1 FROM jobs WHERE stage = 'chunk' AND namespace = ANY(%s) LIMIT 1", (scope,)
+                ).fetchone()
+            if row is None or self._closed:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
+    def wait_indexed(self, timeout: float | None = None) -> bool:
+        """Block until every server's indexing of this memory has caught up; for tests and benchmarks."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._db.connection() as conn:
+                row = conn.execute("SELECT 1 FROM jobs LIMIT 1").fetchone()
+            if row is None or self._closed:
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        super().close()
+        self._db.close()
+
+    def stop_indexing(self, timeout: float = 10) -> None:
+        self._closed = True
+        self._wake.set()
+        super().stop_indexing(timeout)
+
+    # -- the queue -------------------------------------------------------------------
+
+    def _run_worker(self) -> None:
+        _lower_priority()
+        swept = time.monotonic()
+        while not self._closed:
+            try:
+                job = self._claim()
+                if job is None:
+                    if time.monotonic() - swept >= SWEEP_SECONDS:
+                        self.sweep_copies()
+                        swept = time.monotonic()
+                    self._wake.wait(POLL_SECONDS)
+                    self._wake.clear()
+                    continue
+                self._work(*job)
+            except StoreUnavailableError:
+                time.sleep(POLL_SECONDS * 4)  # the job's lease runs out; it is taken again when PostgreSQL is back
+            except Exception:
+                logger.exception("the shared indexer failed; it goes on with the next job")
+                time.sleep(POLL_SECONDS)
+
+    def _claim(self) -> tuple[str, int, str, int, int] | None:
+        with self._db.connection() as conn:
+            row = conn.execute(_CLAIM, {"owner": self.server_id, "lease": LEASE_SECONDS}).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]), str(row[2]), int(row[3]), int(row[4]))
+
+    def _work(self, namespace: str, item: int, stage: str, chunks: int, done: int) -> None:
+        if stage == "chunk":
+            try:
+                chunked = self._cached({(namespace, item)}) and self._chunk(_Job(namespace, item, fresh=False))
+            except StoreUnavailableError:
+                raise
+            except Exception:
+                logger.exception(
+                    "chunking item %s of %s failed; it stays readable but is not searchable", item, namespace
+                )
+                chunked = False
+            with self._db.connection() as conn:
+                if chunked and self._vectors:
+                    moved = conn.execute(
+                        "UPDATE jobs SET stage = 'embed', chunks = %s, done = 0, owner = NULL, "
+                        "lease_until = '-infinity' WHERE namespace = %s AND item = %s AND owner = %s",
+                        (self._lexical.count(namespace, item), namespace, item, self.server_id),
+                    ).rowcount
+                else:
+                    moved = self._finish(conn, namespace, item)
+            if chunked and not moved:
+                self._drop_if_deleted(namespace)
+            self._wake.set()  # its embedding, next
+            return
+        try:
+            left = self._embed_slice(namespace, item, done)
+        except StoreUnavailableError:
+            raise
+        except Exception:
+            logger.exception(
+                "embedding item %s of %s failed; it is searchable by its words, and is tried again in %s s",
+                item,
+                namespace,
+                RETRY_SECONDS,
+            )
+            self._release(namespace, item, done, RETRY_SECONDS)
+            return
+        if left is not None:
+            self._release(namespace, item, left, 0)
+
+    def _finish(self, conn: Any, namespace: str, item: int) -> int:
+        """Drop the job if it is still this server's; how many rows that took (0: deleted, or taken over)."""
+        cursor = conn.execute(
+            "DELETE FROM jobs WHERE namespace = %s AND item = %s AND owner = %s", (namespace, item, self.server_id)
+        )
+        return int(cursor.rowcount)
+
+    def _drop_if_deleted(self, namespace: str) -> None:
+        """After indexing a text whose namespace was deleted meanwhile (through any server): drop what the
+        indexing wrote after the delete, so no search finds it."""
+        with self._db.connection() as conn:
+            if conn.execute("SELECT 1 FROM texts WHERE namespace = %s LIMIT 1", (namespace,)).fetchone():
+                return  # still stored: the job was taken over after this server's lease ran out
+        with self._write_lock:
+            self._lexical.delete(namespace)
+            self._dense.delete(namespace)
+            shutil.rmtree(self._raw / namespace, ignore_errors=True)
+
+    def _release(self, namespace: str, item: int, done: int, delay: float) -> None:
+        with self._db.connection() as conn:
+            conn.execute(
+                "UPDATE jobs SET done = %s, owner = NULL, lease_until = clock_timestamp() + make_interval(secs => %s) "
+                "WHERE namespace = %s AND item = %s AND owner = %s",
+                (done, delay, namespace, item, self.server_id),
+            )
+
+    def _renew(self, namespace: str, item: int) -> bool:
+        """Extend the job's lease; False if it is no longer this server's (deleted, or taken over)."""
+        with self._db.connection() as conn:
+            cursor = conn.execute(
+                "UPDATE jobs SET lease_until = clock_timestamp() + make_interval(secs => %s) "
+                "WHERE namespace = %s AND item = %s AND owner = %s",
+                (LEASE_SECONDS, namespace, item, self.server_id),
+            )
+            return cursor.rowcount == 1
+
+    def _embed_slice(self, namespace: str, item: int, done: int) -> int | None:
+        """Embed the next slice of the item's chunks; where the next slice starts, or None when all are in."""
+        if not self._cached({(namespace, item)}):
+            with self._db.connection() as conn:
+                self._finish(conn, namespace, item)
+            return None
+        data = self._path(namespace, item, ".txt").read_bytes()
+        records = self._lexical.chunks(namespace, item)
+        if done == 0:
+            self._dense.delete_item(namespace, item)  # vectors of a server that died mid-job
+        stop = min(done + EMBED_SLICE, len(records))
+        for first in range(done, stop, EMBED_BATCH):
+            if self._closed:
+                return None  # the lease runs out and another server (or this one, restarted) goes on
+            batch = records[first : min(first + EMBED_BATCH, stop)]
+            documents = [data[r.start : r.end].decode("utf-8") for r in batch]
+            vectors = self._dense.embed(
+                [chunking.for_embedding(searchable(r.context, d)) for r, d in zip(batch, documents, strict=True)]
+            )
+            if not self._renew(namespace, item):
+                self._drop_if_deleted(namespace)
+                return None
+            self._dense.upsert(batch, documents, vectors)
+        if stop < len(records):
+            return stop
+        with self._db.transaction() as conn:
+            conn.execute("UPDATE texts SET embedded = TRUE WHERE namespace = %s AND item = %s", (namespace, item))
+            finished = self._finish(conn, namespace, item)
+        if not finished:
+            self._drop_if_deleted(namespace)
+        return None
