@@ -19,7 +19,7 @@ import math
 from collections.abc import Collection, Sequence
 from typing import Any, Final
 
-from offprompt.memory.storage.lexical import _WORD, ChunkRecord, LexicalHit, _parts, _query_words, terms
+from offprompt.memory.storage.lexical import _WORD, ChunkRecord, LexicalHit, _parts, query_words, terms
 from offprompt.memory.storage.pg import PgDatabase
 
 __all__ = ["PgLexicalIndex"]
@@ -151,7 +151,7 @@ class PgLexicalIndex:
     def search(
         self, query: str, namespaces: Collection[str] | None, limit: int, require_any: Sequence[str] = ()
     ) -> list[LexicalHit]:
-        words = _query_words(query)
+        words = query_words(query)
         if not words or (namespaces is not None and not namespaces):
             return []
         scope, scope_args = self._scope(namespaces)
@@ -176,7 +176,7 @@ class PgLexicalIndex:
         return [LexicalHit(ChunkRecord(*row[:7]), round(float(row[7]), 4)) for row in rows]
 
     def scores(self, query: str, records: Sequence[ChunkRecord]) -> dict[str, float]:
-        words = _query_words(query)
+        words = query_words(query)
         if not words or not records:
             return {}
         namespaces = {r.namespace for r in records}
