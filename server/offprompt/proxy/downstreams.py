@@ -59,6 +59,8 @@ ChangeFn = Callable[[Collection[Listing]], Awaitable[None]]
 #: A downstream notification for the clients: the server's name, the method, its params.
 RelayFn = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 RELAYED_NOTIFICATIONS = frozenset({"notifications/message", "notifications/resources/updated"})
+#: Names offprompt keeps for its own tools (memory_load, ...): an unprefixed server's tool may not take one.
+RESERVED_PREFIX = "memory_"
 
 
 def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
@@ -68,6 +70,20 @@ def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
         return name
     digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
     return f"{name[: MAX_NAME - 9]}_{digest}"
+
+
+def collision_message(server: str, kind: str, name: str, other: str | None) -> str:
+    """One line: which unprefixed name clashes with what, that it is left out, and the fix."""
+    clash = (
+        f'names starting with "{RESERVED_PREFIX}" are offprompt\'s own tools'
+        if other is None
+        else f'MCP server "{other}" lists a {kind} under that name too'
+    )
+    fix = f'"prefix": true on "{server}"' if other is None else f'"prefix": true on "{server}" or "{other}"'
+    return (
+        f'MCP server "{server}" lists {kind} "{name}" under its own name ("prefix": false), but {clash}: '
+        f'"{server}"\'s {kind} is left out. Set {fix} in the offprompt config (mcpServers.{server}.prefix).'
+    )
 
 
 def _where(config: ServerConfig) -> str:
@@ -333,6 +349,8 @@ class Proxy:
         self._routes: dict[str, Route] = {}
         self._listed: list[mt.Tool] = []
         self._routes_version: tuple[int, ...] = ()
+        self.collisions: list[str] = []  # unprefixed names that clash, each a line naming both sides
+        self._reported: set[str] = set()
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Proxy]:
@@ -359,6 +377,7 @@ class Proxy:
             finally:
                 self._one_started.set()
                 self._one_started = anyio.Event()
+            self._refresh()  # a name an unprefixed server clashes on is an error at start, not at the first listing
             if self._listed_early:
                 logger.info('MCP server "%s" started after the lists were sent', downstream.name)
                 await self._changed(EVERY_LISTING)
@@ -410,11 +429,19 @@ class Proxy:
         routes: dict[str, Route] = {}
         listed: list[mt.Tool] = []
         intent_routes: set[Route] = set()
+        collisions: list[str] = []
         for name, downstream in self.downstreams.items():
             for tool in downstream.tools:
-                public = public_name(name, tool.name)
-                if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
-                    public = public_name(name, tool.name, force_hash=True)
+                if downstream.config.prefix:
+                    public = public_name(name, tool.name)
+                    if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
+                        public = public_name(name, tool.name, force_hash=True)
+                else:
+                    public = tool.name
+                    clash = self._clash(name, "tool", public, routes.get(public))
+                    if clash is not None:
+                        collisions.append(clash)
+                        continue
                 route = routes[public] = Route(name, tool.name)
                 update: dict[str, Any] = {"name": public, "output_schema": None}
                 schema = with_intent(tool.input_schema) if self.intent else None
@@ -424,6 +451,23 @@ class Proxy:
                 listed.append(tool.model_copy(update=update))
         self._routes, self._listed, self._routes_version = routes, listed, version
         self._with_intent = intent_routes
+        self.collisions = collisions
+
+    def _clash(self, server: str, kind: str, name: str, taken: Route | str | None) -> str | None:
+        """The message when an unprefixed `name` of `server` is taken (by `taken`'s server, or is offprompt's);
+        logged as an error once."""
+        if taken is None and not name.startswith(RESERVED_PREFIX):
+            return None
+        other = None if taken is None else taken.server if isinstance(taken, Route) else taken
+        message = collision_message(server, kind, name, other)
+        if message not in self._reported:
+            self._reported.add(message)
+            logger.error("%s", message)
+        return message
+
+    def _public(self, server: str, name: str) -> str:
+        """A prompt's or resource's public name: its own for a server with `"prefix": false`."""
+        return public_name(server, name) if self.downstreams[server].config.prefix else name
 
     def takes_intent(self, route: Route) -> bool:
         """Whether the tool's `intent` argument is offprompt's, to be taken out before the call is forwarded."""
@@ -486,14 +530,24 @@ class Proxy:
 
         async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
             prompts = (await session.list_prompts()).prompts
-            return [p.model_copy(update={"name": public_name(downstream.name, p.name)}) for p in prompts]
+            return [
+                (downstream.name, p.model_copy(update={"name": self._public(downstream.name, p.name)})) for p in prompts
+            ]
 
-        return await self._gather("prompts", fetch)
+        owners: dict[str, str] = {}
+        listed: list[mt.Prompt] = []
+        for server, prompt in await self._gather("prompts", fetch):
+            unprefixed = not self.downstreams[server].config.prefix
+            if unprefixed and self._clash(server, "prompt", prompt.name, owners.get(prompt.name)) is not None:
+                continue
+            owners.setdefault(prompt.name, server)
+            listed.append(prompt)
+        return listed
 
     async def get_prompt(self, public: str, arguments: dict[str, str] | None) -> mt.GetPromptResult:
         for downstream, session in await self._sessions("prompts"):
             for prompt in (await session.list_prompts()).prompts:
-                if public_name(downstream.name, prompt.name) == public:
+                if self._public(downstream.name, prompt.name) == public:
                     return await session.get_prompt(prompt.name, arguments)
         raise KeyError(public)
 
@@ -521,7 +575,7 @@ class Proxy:
             resources = (await session.list_resources()).resources
             for resource in resources:
                 self._resource_owner[resource.uri] = downstream.name
-            return [r.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{r.name}"}) for r in resources]
+            return [r.model_copy(update={"name": self._resource_name(downstream.name, r.name)}) for r in resources]
 
         return await self._gather("resources", fetch)
 
@@ -530,9 +584,12 @@ class Proxy:
             templates = (await session.list_resource_templates()).resource_templates
             for template in templates:
                 self._template_owner[template.uri_template] = downstream.name
-            return [t.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{t.name}"}) for t in templates]
+            return [t.model_copy(update={"name": self._resource_name(downstream.name, t.name)}) for t in templates]
 
         return await self._gather("resources", fetch)
+
+    def _resource_name(self, server: str, name: str) -> str:
+        return f"{server}{SEPARATOR}{name}" if self.downstreams[server].config.prefix else name
 
     async def read_resource(self, uri: str) -> mt.ReadResourceResult:
         """Read `uri` from the server that listed it, else from the first server that has it."""
@@ -559,7 +616,7 @@ class Proxy:
         for downstream, session in await self._sessions("completions"):
             if isinstance(ref, mt.PromptReference):
                 prompts = (await session.list_prompts()).prompts if _capable(session, "prompts") else []
-                own = [p.name for p in prompts if public_name(downstream.name, p.name) == ref.name]
+                own = [p.name for p in prompts if self._public(downstream.name, p.name) == ref.name]
                 if not own:
                     continue
                 ref = mt.PromptReference(name=own[0])
