@@ -13,6 +13,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import mcp_types as mt
@@ -40,6 +41,14 @@ class ClientChannel(Protocol):
     async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         """Ask the client; its result as JSON, or an MCPError with its error."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSession:
+    """One client session of an HTTP server, for the servers that run a process per session (`per_session`)."""
+
+    key: str  # the session id
+    channel: ClientChannel  # the session's own stream: its client answers between its calls too
 
 
 def _uri(root: str) -> str:

@@ -33,7 +33,7 @@ from offprompt.config import (
 )
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
-from offprompt.proxy.client_features import Callers, ClientChannel
+from offprompt.proxy.client_features import Callers, ClientChannel, ClientSession
 from offprompt.proxy.intent import with_intent
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
 from offprompt.proxy.stdio_session import RawProgress, StdioSession
@@ -350,6 +350,11 @@ class Proxy:
         self._listed: list[mt.Tool] = []
         self._routes_version: tuple[int, ...] = ()
         self.collisions: list[str] = []  # unprefixed names that clash, each a line naming both sides
+        # The processes of `per_session` servers, by client session id, then server name.
+        self.session_downstreams: dict[str, dict[str, Downstream]] = {}
+        self._places = places
+        self._tool_places = tool_places
+        self._connect = connect
         self._reported: set[str] = set()
 
     @asynccontextmanager
@@ -364,6 +369,8 @@ class Proxy:
             finally:
                 for downstream in self.downstreams.values():
                     downstream.stop()
+                for key in list(self.session_downstreams):
+                    self.end_session(key)
                 tg.cancel_scope.cancel()
                 self._tg = None
 
@@ -644,18 +651,57 @@ class Proxy:
     def timeout(self, route: Route) -> float | None:
         return self.downstreams[route.server].config.timeout_seconds or self.default_timeout
 
+    def per_session(self, route: Route) -> bool:
+        """Whether the route's server runs a process for each client session (`"per_session": true`)."""
+        return self.downstreams[route.server].config.per_session
+
+    def _serving(self, server: str, session: ClientSession | None) -> Downstream:
+        """The process that serves `session`'s calls to `server`: its own for a `per_session` server (made on the
+        session's first call, started by it), else the one every client shares."""
+        shared = self.downstreams[server]
+        if session is None or not shared.config.per_session:
+            return shared
+        own = self.session_downstreams.setdefault(session.key, {})
+        downstream = own.get(server)
+        if downstream is None:
+            tool_places = self._tool_places.get(server)
+            downstream = Downstream(
+                server,
+                shared.config,
+                self._tools_of_a_session,
+                self._places.get(server, ""),
+                self._connect,
+                tool_places,
+            )
+            downstream.on_relay = self._relay
+            downstream.callers.sole = session.channel  # its roots are this client's, asked between calls too
+            own[server] = downstream
+            logger.info('MCP server "%s" gets a process of its own for a client session', server)
+        return downstream
+
+    async def _tools_of_a_session(self, listings: Collection[Listing]) -> None:
+        """The tools clients see are the shared process's: a session's own process changes none of them."""
+
+    def end_session(self, key: str) -> None:
+        """Stop the processes of `per_session` servers that served client session `key` (it closed or expired)."""
+        for downstream in self.session_downstreams.pop(key, {}).values():
+            logger.info('stopping the process of "%s" for a client session that ended', downstream.name)
+            downstream.stop()
+
     async def call(
         self,
         public: str,
         arguments: dict[str, Any] | None,
         progress: ProgressFn | None = None,
         caller: ClientChannel | None = None,
+        session: ClientSession | None = None,
     ) -> tuple[Route, mt.CallToolResult]:
+        """Call a proxied tool by its public name; `session` picks a `per_session` server's process."""
         route = self.routes().get(public)
         if route is None:
             raise KeyError(public)
         assert self._tg is not None, "the proxy is not running"
-        downstream = self.downstreams[route.server]
+        downstream = self._serving(route.server, session)
         result = await downstream.call(self._tg, route.tool, arguments, self.timeout(route), progress, caller)
         return route, result
 

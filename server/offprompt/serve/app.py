@@ -28,9 +28,10 @@ from offprompt.artifacts import TEXT_KINDS, BlobArtifact
 from offprompt.config import OffpromptSettings
 from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
 from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
+from offprompt.proxy.client_features import ClientSession
 from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy
 from offprompt.results import CallSite, ResultBoundary, ResultSettings
-from offprompt.serve.client_channels import SessionChannel
+from offprompt.serve.client_channels import ConnectionChannel, SessionChannel
 from offprompt.tools import PAYLOAD_LIMIT, TOOLS, base64_size, blob_too_big
 
 logger = logging.getLogger(__name__)
@@ -62,6 +63,19 @@ def _progress_forwarder(ctx: Ctx) -> ProgressFn:
         await ctx.session.report_progress(progress, total, message)
 
     return forward
+
+
+def _client_session(ctx: Ctx, proxy: Proxy) -> ClientSession | None:
+    """The caller's HTTP session, for a `per_session` server; its processes stop when the session closes or
+    expires. None without a session (stdio's one client, 2026-07-28 single requests): the shared process serves."""
+    connection = getattr(ctx.session, "_connection", None)  # no public accessor in the SDK yet
+    key = getattr(connection, "session_id", None)
+    if connection is None or key is None:
+        return None
+    if not connection.state.get("offprompt.per_session"):
+        connection.state["offprompt.per_session"] = True
+        connection.exit_stack.callback(proxy.end_session, key)
+    return ClientSession(key, ConnectionChannel(connection))
 
 
 #: What each changed list is announced as: to 2026-07-28 listeners, and to older clients' sessions.
@@ -171,8 +185,11 @@ def build_server(
             secrets=proxy.secrets(route),
         )
 
+        session = _client_session(ctx, proxy) if proxy.per_session(route) else None
+
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-            return (await proxy.call(params.name, arguments, _progress_forwarder(ctx), SessionChannel(ctx)))[1]
+            forward = _progress_forwarder(ctx)
+            return (await proxy.call(params.name, arguments, forward, SessionChannel(ctx), session))[1]
 
         return await results.answer(site, fetch)
 

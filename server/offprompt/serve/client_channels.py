@@ -1,7 +1,8 @@
 """The clients offprompt serves, as channels for the downstreams' requests (sampling, elicitation, roots).
 
 `StdioClient` is the one client of a stdio server, asked with JSON-RPC ids of offprompt's own; a
-`SessionChannel` is the SDK session of the client whose call is in flight (the SDK path, every transport).
+`SessionChannel` is the SDK session of the client whose call is in flight (the SDK path, every transport); a
+`ConnectionChannel` is one HTTP client session's own stream, for a `per_session` server's requests between calls.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import anyio
 import mcp_types as mt
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
@@ -91,3 +93,17 @@ class SessionChannel:
         result = await self._ctx.session.send_request(request, result_type, metadata=metadata)
         dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
+
+
+class ConnectionChannel:
+    """One client connection's standalone stream (the GET stream of an HTTP session), not tied to a request."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def supports(self, feature: str) -> bool:
+        capabilities = self._connection.client_capabilities
+        return capabilities is not None and getattr(capabilities, feature, None) is not None
+
+    async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        return dict(await self._connection.send_raw_request(method, params))
