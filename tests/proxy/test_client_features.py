@@ -181,6 +181,51 @@ async def test_overlapping_calls_of_two_clients_are_refused_never_guessed(memory
     assert asked == []
     assert len(results) == 2
     assert all(r.startswith("refused:") and "cannot tell which of its clients" in r for r in results)
+    assert all('"per_session": true in mcpServers.demo' in r for r in results)  # the way out
+
+
+def pair_asker() -> MCPServer:
+    """A server whose tool asks the client's model once two calls of it are in flight."""
+    server = MCPServer("pair")
+    both_in_flight = anyio.Event()
+    arrived: list[str] = []
+
+    @server.tool()
+    async def ask_when_both(question: str, ctx: Context) -> str:
+        """Ask once another call is in flight too."""
+        arrived.append(question)
+        if len(arrived) == 2:
+            both_in_flight.set()
+        await both_in_flight.wait()
+        reply = await ctx.session.create_message(
+            messages=[mt.SamplingMessage(role="user", content=mt.TextContent(text=question))], max_tokens=10
+        )
+        assert isinstance(reply.content, mt.TextContent)
+        return f"the model said {reply.content.text}"
+
+    return server
+
+
+async def test_overlapping_calls_of_one_client_are_answered_by_it(memory: TaskMemory) -> None:
+    asked: list[str] = []
+    results: list[str] = []
+    config = parse_config({"mcpServers": {"pair": {"command": "in-process"}}})
+    proxy = Proxy(config.servers, connect=in_process({"pair": pair_asker()}))
+
+    async def call(client: Client, question: str) -> None:
+        results.append(text_of(await client.call_tool("pair__ask_when_both", {"question": question})))
+
+    async with (
+        proxy.running(),
+        Client(
+            build_server(memory, proxy, config.settings), mode="legacy", sampling_callback=answering("alice", asked)
+        ) as alice,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(call, alice, "first")
+        tg.start_soon(call, alice, "second")
+    assert asked == ["alice", "alice"]
+    assert results == ["the model said alice", "the model said alice"]
 
 
 # -- logging, completions, subscriptions (server-everything over stdio) ------------------------------------

@@ -40,6 +40,10 @@ class StdioClient:
     def supports(self, feature: str) -> bool:
         return feature in self.capabilities
 
+    @property
+    def client(self) -> object:
+        return self
+
     def declared(self, initialize: dict[str, Any]) -> None:
         """Remember what the client declared in its `initialize`."""
         params = initialize.get("params")
@@ -82,6 +86,11 @@ class SessionChannel:
     def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
         self._ctx = ctx
 
+    @property
+    def client(self) -> object:
+        # Each request has a session object of its own; the connection is the client's (no public accessor yet).
+        return getattr(self._ctx.session, "_connection", None) or self._ctx.session
+
     def supports(self, feature: str) -> bool:
         capabilities = self._ctx.session.client_capabilities
         return capabilities is not None and getattr(capabilities, feature, None) is not None
@@ -100,6 +109,10 @@ class ConnectionChannel:
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
+
+    @property
+    def client(self) -> object:
+        return self._connection
 
     def supports(self, feature: str) -> bool:
         capabilities = self._connection.client_capabilities
