@@ -37,6 +37,7 @@ from offprompt.proxy.client_features import Callers, ClientChannel, ClientSessio
 from offprompt.proxy.intent import with_intent
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
 from offprompt.proxy.stdio_session import RawProgress, StdioSession
+from offprompt.proxy.tasks import TaskBook, TaskRecord
 
 logger = logging.getLogger(__name__)
 keep_message_content_out_of_logs()  # results of HTTP downstreams, `always` ones included
@@ -238,6 +239,28 @@ class Downstream:
         with self.callers.calling(caller):
             return await self._guarded(tg, tool, limit, send)
 
+    async def request_raw(
+        self,
+        tg: TaskGroup,
+        method: str,
+        params: dict[str, Any],
+        limit: float | None,
+        caller: ClientChannel | None = None,
+    ) -> dict[str, Any]:
+        """Any request to a local server, its result as the server wrote it (tasks: a result the SDK can't type)."""
+
+        async def send(session: McpSession) -> dict[str, Any]:
+            if not isinstance(session, StdioSession):
+                raise MCPError(
+                    mt.INVALID_REQUEST,
+                    f'offprompt relays tasks only for local (stdio) servers; "{self.name}" is remote. '
+                    "Call the tool without task augmentation.",
+                )
+            return await session.request(method, params)
+
+        with self.callers.calling(caller):
+            return await self._guarded(tg, method, limit, send)
+
     @property
     def raw_capable(self) -> bool:
         """Whether calls can take the fast lane: a live local server with no death left to report."""
@@ -352,6 +375,7 @@ class Proxy:
         self.collisions: list[str] = []  # unprefixed names that clash, each a line naming both sides
         # The processes of `per_session` servers, by client session id, then server name.
         self.session_downstreams: dict[str, dict[str, Downstream]] = {}
+        self.tasks = TaskBook()  # task-augmented calls: which process runs each task, for whom
         self._places = places
         self._tool_places = tool_places
         self._connect = connect
@@ -715,6 +739,55 @@ class Proxy:
         assert self._tg is not None, "the proxy is not running"
         downstream = self.downstreams[route.server]
         return await downstream.call_raw(self._tg, route.tool, arguments, self.timeout(route), progress, caller)
+
+    async def start_task(
+        self,
+        route: Route,
+        arguments: dict[str, Any] | None,
+        task: dict[str, Any],
+        caller: ClientChannel,
+        session: ClientSession | None = None,
+    ) -> dict[str, Any]:
+        """A task-augmented call: the server's CreateTaskResult as it wrote it; the task is the caller's."""
+        assert self._tg is not None, "the proxy is not running"
+        downstream = self._serving(route.server, session)
+        params = {"name": route.tool, "arguments": arguments or {}, "task": task}
+        created = await downstream.request_raw(self._tg, "tools/call", params, self.timeout(route), caller)
+        found = created.get("task")
+        task_id = found.get("taskId") if isinstance(found, dict) else None
+        if not isinstance(task_id, str):
+            raise MCPError(mt.INTERNAL_ERROR, f'"{route.server}.{route.tool}" created no task: it answered {created}')
+        self.tasks.add(task_id, TaskRecord(route, downstream, id(caller.client)))
+        return created
+
+    async def task_request(
+        self, method: str, params: dict[str, Any], caller: ClientChannel
+    ) -> tuple[TaskRecord, dict[str, Any]]:
+        """`tasks/get`, `tasks/result` or `tasks/cancel`, sent to the server that runs the task. `tasks/result`
+        waits for the task's end; what the server asks the client meanwhile (input_required) goes to `caller`."""
+        assert self._tg is not None, "the proxy is not running"
+        _, record = self.tasks.find(params, id(caller.client))
+        limit = None if method == "tasks/result" else self.timeout(record.route)  # a task runs as long as it runs
+        return record, await record.downstream.request_raw(self._tg, method, params, limit, caller)
+
+    async def list_tasks(self, caller: ClientChannel) -> list[dict[str, Any]]:
+        """The caller's tasks, as the servers that run them list them now."""
+        assert self._tg is not None, "the proxy is not running"
+        owned = self.tasks.owned(id(caller.client))
+        listed: list[dict[str, Any]] = []
+        for downstream in {id(r.downstream): r.downstream for r in owned.values()}.values():
+            try:
+                page = await downstream.request_raw(self._tg, "tasks/list", {}, self.default_timeout, caller)
+            except (MCPError, DownstreamUnavailableError, DownstreamTimeoutError) as exc:
+                logger.warning('listing the tasks of "%s" failed: %s', downstream.name, exc)
+                continue
+            tasks = page.get("tasks")
+            listed += (
+                [t for t in tasks if isinstance(t, dict) and t.get("taskId") in owned]
+                if isinstance(tasks, list)
+                else []
+            )
+        return listed
 
     def attach_client(self, channel: ClientChannel) -> None:
         """The one client of a stdio server: it answers the downstreams' requests between calls too."""
