@@ -34,6 +34,7 @@ class RawClient:
         self._ids = 0
         self.asked: list[dict[str, Any]] = []  # the requests offprompt relayed to this client
         self.reply: dict[str, Any] = {}  # what this client answers them
+        self.notified: list[dict[str, Any]] = []  # the notifications it got
         client = {
             "protocolVersion": "2025-11-25",
             "capabilities": capabilities or {},
@@ -62,6 +63,8 @@ class RawClient:
                 self._write({"jsonrpc": "2.0", "id": message["id"], "result": self.reply})
             elif message.get("id") == self._ids:
                 return dict(message)
+            elif "method" in message:
+                self.notified.append(message)
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         response = self.answer(method, params)
@@ -106,6 +109,9 @@ def test_a_task_runs_at_its_server_and_its_final_result_is_stored_like_any_resul
         )
         assert "tide pools" in loaded["content"][0]["text"]
         assert client.request("tasks/get", {"taskId": task_id})["status"] == "completed"
+        statuses = [m["params"] for m in client.notified if m["method"] == "notifications/tasks/status"]
+        assert {s["taskId"] for s in statuses} == {task_id}
+        assert statuses[-1]["status"] == "completed"
     finally:
         client.close()
 

@@ -59,7 +59,9 @@ TOOLS_LISTING: tuple[Listing, ...] = ("tools",)
 ChangeFn = Callable[[Collection[Listing]], Awaitable[None]]
 #: A downstream notification for the clients: the server's name, the method, its params.
 RelayFn = Callable[[str, str, dict[str, Any]], Awaitable[None]]
-RELAYED_NOTIFICATIONS = frozenset({"notifications/message", "notifications/resources/updated"})
+RELAYED_NOTIFICATIONS = frozenset(
+    {"notifications/message", "notifications/resources/updated", "notifications/tasks/status"}
+)
 #: Names offprompt keeps for its own tools (memory_load, ...): an unprefixed server's tool may not take one.
 RESERVED_PREFIX = "memory_"
 

@@ -171,15 +171,20 @@ def build_server(
             except Exception:  # a client that went away
                 logger.debug("could not notify a connection of changed lists", exc_info=True)
 
-    # Which connections subscribed to a downstream resource, by URI.
+    # Which connections subscribed to a downstream resource, by URI; which connection created each task.
     subscribers: dict[str, weakref.WeakSet[Any]] = {}
+    task_owners: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 
     async def relay(server: str, method: str, params: dict[str, Any]) -> None:
-        """A downstream's log message (its logger named by its server) or resource update, to the clients."""
+        """A downstream's log message (its logger named by its server), resource update or task status, to the
+        clients it concerns."""
         if method == "notifications/message":
             logger_name = params.get("logger")
             params = {**params, "logger": f"{server}.{logger_name}" if logger_name else server}
             targets = list(connections)
+        elif method == "notifications/tasks/status":
+            owner = task_owners.get(str(params.get("taskId")))
+            targets = [owner] if owner is not None else []
         else:
             targets = list(subscribers.get(str(params.get("uri")), ()))
         for connection in targets:
@@ -332,13 +337,16 @@ def build_server(
             on_unsubscribe_resource=unsubscribe,
         )
     if proxy is not None:
-        serve_tasks(server, proxy, results)
+        serve_tasks(server, proxy, results, task_owners)
     return server
 
 
-def serve_tasks(server: OffpromptServer, proxy: Proxy, results: ResultBoundary) -> None:
+def serve_tasks(
+    server: OffpromptServer, proxy: Proxy, results: ResultBoundary, owners: weakref.WeakValueDictionary[str, Any]
+) -> None:
     """Tasks (2025-11-25): a task-augmented call to a proxied tool creates the task at its server; `tasks/*`
-    go back there; a task's final result passes the result boundary like any call's (stored when large)."""
+    go back there; a task's final result passes the result boundary like any call's (stored when large).
+    `owners` learns which client connection created each task (its status notifications go there only)."""
     sites: dict[str, CallSite] = {}  # task id → the call that created it, to settle its result
 
     async def start_task(ctx: Ctx, call_next: Any) -> Any:
@@ -354,7 +362,11 @@ def serve_tasks(server: OffpromptServer, proxy: Proxy, results: ResultBoundary) 
         session = _client_session(ctx, proxy) if proxy.per_session(route) else None
         task = call.task.model_dump(by_alias=True, exclude_none=True, mode="json")
         created = await _relayed(proxy.start_task(route, arguments, task, SessionChannel(ctx), session))
-        sites[created["task"]["taskId"]] = site
+        task_id = created["task"]["taskId"]
+        sites[task_id] = site
+        connection = getattr(ctx.session, "_connection", None)  # no public accessor in the SDK yet
+        if connection is not None:
+            owners[task_id] = connection
         while len(sites) > MAX_TASKS:
             del sites[next(iter(sites))]
         return created
