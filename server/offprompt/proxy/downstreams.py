@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -790,6 +790,12 @@ class Proxy:
                 else []
             )
         return listed
+
+    def spawn(self, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run `run` in the proxy's task group: a call that outlives the client request that started it (a
+        2026-07-28 client's input-required round trip)."""
+        assert self._tg is not None, "the proxy is not running"
+        self._tg.start_soon(run)
 
     def attach_client(self, channel: ClientChannel) -> None:
         """The one client of a stdio server: it answers the downstreams' requests between calls too."""

@@ -34,6 +34,7 @@ from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy, Route
 from offprompt.proxy.tasks import MAX_TASKS, RELATED_TASK
 from offprompt.results import CallSite, ResultBoundary, ResultSettings
 from offprompt.serve.client_channels import ConnectionChannel, SessionChannel
+from offprompt.serve.rounds import Rounds, RoundTripChannel
 from offprompt.tools import PAYLOAD_LIMIT, TOOLS, base64_size, blob_too_big
 
 logger = logging.getLogger(__name__)
@@ -66,6 +67,24 @@ def _progress_forwarder(ctx: Ctx) -> ProgressFn:
         await ctx.session.report_progress(progress, total, message)
 
     return forward
+
+
+def _is_modern(ctx: Ctx) -> bool:
+    """Whether the caller speaks 2026-07-28 (no server requests: input-required round trips instead)."""
+    connection = getattr(ctx.session, "_connection", None)  # no public accessor in the SDK yet
+    return connection is not None and connection.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def _quiet(forward: ProgressFn) -> ProgressFn:
+    """Progress to a request that may have ended (a 2026-07-28 call answered input-required): dropped then."""
+
+    async def send(progress: float, total: float | None, message: str | None) -> None:
+        try:
+            await forward(progress, total, message)
+        except Exception:
+            logger.debug("dropped progress for a request that has ended", exc_info=True)
+
+    return send
 
 
 def _call_site(ctx: Ctx, proxy: Proxy, route: Route, arguments: dict[str, Any] | None) -> CallSite:
@@ -204,13 +223,26 @@ def build_server(
             tools += await proxy.list_tools()
         return mt.ListToolsResult(tools=tools)
 
-    async def call_proxied(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+    rounds = Rounds()  # 2026-07-28 calls waiting for the client's input
+
+    async def call_proxied(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult | mt.InputRequiredResult:
         assert proxy is not None
         route = await proxy.route(params.name)
         if route is None:
             raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
         site = _call_site(ctx, proxy, route, params.arguments)
         session = _client_session(ctx, proxy) if proxy.per_session(route) else None
+        if _is_modern(ctx):  # a 2026-07-28 client: the downstream's requests become input-required rounds
+
+            async def start(channel: RoundTripChannel) -> mt.CallToolResult:
+                async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
+                    forward = _quiet(_progress_forwarder(ctx))  # the first request may have been answered
+                    return (await proxy.call(params.name, arguments, forward, channel, session))[1]
+
+                return await results.answer(site, fetch)
+
+            capabilities = ctx.session.client_capabilities
+            return await rounds.call(params, owner_of(ctx) or "", capabilities, start, proxy.spawn)
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
             forward = _progress_forwarder(ctx)
@@ -218,7 +250,7 @@ def build_server(
 
         return await results.answer(site, fetch)
 
-    async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+    async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult | mt.InputRequiredResult:
         remember(ctx)
         tool = TOOLS.get(params.name)
         if tool is not None:
