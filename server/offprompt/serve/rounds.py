@@ -88,6 +88,7 @@ class _Call:
     done: anyio.Event = field(default_factory=anyio.Event)
     result: mt.CallToolResult | None = None
     error: MCPError | None = None  # a protocol error the downstream answered with, for the client
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)  # cancels the call at the server
 
 
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
@@ -113,7 +114,8 @@ class Rounds:
 
             async def run() -> None:
                 try:
-                    call.result = await start(call.channel)
+                    with call.scope:
+                        call.result = await start(call.channel)
                 except MCPError as exc:  # runs in the proxy's task group: nothing may escape
                     call.error = exc
                 finally:
@@ -128,7 +130,11 @@ class Rounds:
                 )
             call = found
             call.channel.deliver(dict(params.input_responses or {}))
-        return await self._next(call)
+        try:
+            return await self._next(call)
+        except anyio.get_cancelled_exc_class():
+            call.scope.cancel()  # the client gave up on the call (cancelled it): the server's call ends too
+            raise
 
     async def _next(self, call: _Call) -> mt.CallToolResult | mt.InputRequiredResult:
         while True:
