@@ -7,6 +7,7 @@ import json
 import os
 import queue
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -58,8 +59,9 @@ class Served:
 
 
 @contextmanager
-def serving(command: Sequence[str], ready: str, env: dict[str, str] | None = None) -> Iterator[Served]:
-    """Start `command`, wait for a stderr line matching `ready` (its group 1 is the URL), stop it afterwards."""
+def serving(command: Sequence[str], ready: str, env: dict[str, str] | None = None, url: str = "{}") -> Iterator[Served]:
+    """Start `command`, wait for a stderr line matching `ready` (its group 1 is the URL, or goes into `url`),
+    stop it afterwards."""
     process = subprocess.Popen(
         list(command),
         stdin=subprocess.DEVNULL,
@@ -76,19 +78,19 @@ def serving(command: Sequence[str], ready: str, env: dict[str, str] | None = Non
         for line in process.stderr:
             log.append(line)
             if found := re.search(ready, line):
-                urls.put(found[1])
+                urls.put(url.format(found[1]))
         urls.put(None)
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     try:
         try:
-            url = urls.get(timeout=START_TIMEOUT)
+            address = urls.get(timeout=START_TIMEOUT)
         except queue.Empty:
-            url = None
-        if url is None:
+            address = None
+        if address is None:
             raise AssertionError(f"{command[0]} did not start:\n{''.join(log)}")
-        yield Served(url, process, log)
+        yield Served(address, process, log)
     finally:
         process.terminate()
         try:
@@ -103,6 +105,16 @@ def offprompt_serving(data_dir: Path, *args: str, env: dict[str, str] | None = N
     """`offprompt serve ARGS --port 0` with its memory in `data_dir`; ARGS pick the transport."""
     command = offprompt_command("serve", "--data-dir", str(data_dir), "--port", "0", *args)
     return serving(command, r"offprompt: serving MCP at (\S+)", env)
+
+
+def everything_serving() -> AbstractContextManager[Served]:
+    """server-everything over streamable HTTP on a free port (it takes its port from $PORT, not port 0)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = PEERS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    command = [str(NODE), str(script), "streamableHttp"]
+    return serving(command, r"listening on port (\d+)", clean_env(PORT=str(port)), url="http://127.0.0.1:{}/mcp")
 
 
 def headers_serving(record: Path) -> AbstractContextManager[Served]:

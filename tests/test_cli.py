@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -119,3 +120,17 @@ async def test_serve_warns_on_stderr_of_a_tool_entry_that_names_no_tool(tmp_path
     assert warnings[0].startswith("offprompt WARNING: ")
     assert f"{config}:6: mcpServers.time.tools.get_curent_time" in warnings[0]
     assert 'did you mean "get_current_time"?' in warnings[0]
+
+
+def test_check_reports_a_name_two_unprefixed_servers_share(tmp_path: Path) -> None:
+    counter = str(Path(__file__).parent / "servers" / "counter.py")
+    server = {"command": sys.executable, "args": [counter], "prefix": False}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"one": server, "two": server}}))
+    run = subprocess.run(offprompt_command("check", "--config", str(config)), capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert (
+        'MCP server "two" lists tool "echo" under its own name ("prefix": false), but MCP server "one" lists a tool '
+        'under that name too: "two"\'s tool is left out. Set "prefix": true on "two" or "one" in the offprompt '
+        "config (mcpServers.two.prefix)."
+    ) in run.stdout

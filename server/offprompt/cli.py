@@ -196,6 +196,10 @@ async def _check_tools(config: LoadedConfig) -> int:
             for entry, suggestion in unknown_tool_entries(downstream.config, names):
                 print(unknown_tool_message(config.place(name, "tools", entry), name, entry, suggestion))
                 unknown += 1
+        proxy.routes()
+        for collision in proxy.collisions:  # unprefixed names that clash ("prefix": false)
+            print(collision)
+            unknown += 1
     return unknown
 
 

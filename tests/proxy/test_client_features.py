@@ -181,6 +181,107 @@ async def test_overlapping_calls_of_two_clients_are_refused_never_guessed(memory
     assert asked == []
     assert len(results) == 2
     assert all(r.startswith("refused:") and "cannot tell which of its clients" in r for r in results)
+    assert all('"per_session": true in mcpServers.demo' in r for r in results)  # the way out
+
+
+def pair_asker() -> MCPServer:
+    """A server whose tool asks the client's model once two calls of it are in flight."""
+    server = MCPServer("pair")
+    both_in_flight = anyio.Event()
+    arrived: list[str] = []
+
+    @server.tool()
+    async def ask_when_both(question: str, ctx: Context) -> str:
+        """Ask once another call is in flight too."""
+        arrived.append(question)
+        if len(arrived) == 2:
+            both_in_flight.set()
+        await both_in_flight.wait()
+        reply = await ctx.session.create_message(
+            messages=[mt.SamplingMessage(role="user", content=mt.TextContent(text=question))], max_tokens=10
+        )
+        assert isinstance(reply.content, mt.TextContent)
+        return f"the model said {reply.content.text}"
+
+    return server
+
+
+async def test_overlapping_calls_of_one_client_are_answered_by_it(memory: TaskMemory) -> None:
+    asked: list[str] = []
+    results: list[str] = []
+    config = parse_config({"mcpServers": {"pair": {"command": "in-process"}}})
+    proxy = Proxy(config.servers, connect=in_process({"pair": pair_asker()}))
+
+    async def call(client: Client, question: str) -> None:
+        results.append(text_of(await client.call_tool("pair__ask_when_both", {"question": question})))
+
+    async with (
+        proxy.running(),
+        Client(
+            build_server(memory, proxy, config.settings), mode="legacy", sampling_callback=answering("alice", asked)
+        ) as alice,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(call, alice, "first")
+        tg.start_soon(call, alice, "second")
+    assert asked == ["alice", "alice"]
+    assert results == ["the model said alice", "the model said alice"]
+
+
+def interviewer() -> MCPServer:
+    """A 2025-era server whose tool asks the client's model twice, then the user once."""
+    server = MCPServer("interviewer")
+
+    @server.tool()
+    async def interview(topic: str, ctx: Context) -> str:
+        """Ask the model twice and the user once."""
+        said = []
+        for question in (f"{topic}?", f"more on {topic}?"):
+            reply = await ctx.session.create_message(
+                messages=[mt.SamplingMessage(role="user", content=mt.TextContent(text=question))], max_tokens=10
+            )
+            assert isinstance(reply.content, mt.TextContent)
+            said.append(reply.content.text)
+        form = await ctx.session.elicit_form(
+            "Your name?", {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        )
+        name = form.content["name"] if form.action == "accept" and form.content else "nobody"
+        return f"{' / '.join(said)} — signed {name}"
+
+    return server
+
+
+async def test_a_2026_client_answers_a_downstream_s_requests_in_input_required_rounds(memory: TaskMemory) -> None:
+    asked: list[str] = []
+
+    async def sample(context: ClientRequestContext, params: mt.CreateMessageRequestParams) -> mt.CreateMessageResult:
+        question = params.messages[0].content
+        assert isinstance(question, mt.TextContent)
+        asked.append(question.text)
+        return mt.CreateMessageResult(role="assistant", content=mt.TextContent(text=f"re {question.text}"), model="m")
+
+    async def form(context: ClientRequestContext, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        asked.append(params.message)
+        return mt.ElicitResult(action="accept", content={"name": "Ada"})
+
+    config = parse_config({"mcpServers": {"iv": {"command": "in-process"}}})
+    proxy = Proxy(config.servers, connect=in_process({"iv": interviewer()}))
+    server = build_server(memory, proxy, config.settings)
+    async with (
+        proxy.running(),
+        Client(server, sampling_callback=sample, elicitation_callback=form) as client,  # 2026-07-28
+    ):
+        result = await client.call_tool("iv__interview", {"topic": "tides"})
+    assert text_of(result) == "re tides? / re more on tides? — signed Ada"
+    assert asked == ["tides?", "more on tides?", "Your name?"]  # three rounds, in order
+
+
+async def test_a_2026_retry_with_a_made_up_request_state_is_refused(memory: TaskMemory) -> None:
+    config = parse_config({"mcpServers": {"iv": {"command": "in-process"}}})
+    proxy = Proxy(config.servers, connect=in_process({"iv": interviewer()}))
+    async with proxy.running(), Client(build_server(memory, proxy, config.settings)) as client:
+        with pytest.raises(MCPError, match="Invalid or expired requestState"):
+            await client.session.call_tool("iv__interview", {"topic": "x"}, request_state="made-up")
 
 
 # -- logging, completions, subscriptions (server-everything over stdio) ------------------------------------

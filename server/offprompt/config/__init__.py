@@ -223,6 +223,8 @@ class _ServerBase(BaseModel):
     timeout_seconds: float | None = Field(default=None, gt=0)  # None: offprompt.call_timeout_seconds
     disabled: bool = False
     roots: list[str] = Field(default_factory=list)  # roots/list for clients that send none (paths or URIs)
+    prefix: bool = True  # False: its tools, prompts and resources keep their own names (no `{server}__`)
+    per_session: bool = False  # True: over HTTP, a process of its own for each client session
 
     def policy_for(self, tool_name: str) -> OffPrompt:
         """The tool's own `off_prompt` if set, else the server's."""

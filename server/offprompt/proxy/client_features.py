@@ -13,6 +13,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import mcp_types as mt
@@ -41,6 +42,19 @@ class ClientChannel(Protocol):
         """Ask the client; its result as JSON, or an MCPError with its error."""
         ...
 
+    @property
+    def client(self) -> object:
+        """The client connection this channel reaches: the channels of two calls of one client share it."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSession:
+    """One client session of an HTTP server, for the servers that run a process per session (`per_session`)."""
+
+    key: str  # the session id
+    channel: ClientChannel  # the session's own stream: its client answers between its calls too
+
 
 def _uri(root: str) -> str:
     return root if "://" in root else f"file://{root}"
@@ -53,8 +67,8 @@ class Callers:
         self.server = server
         self.roots = [{"uri": _uri(r), "name": r.rstrip("/").rsplit("/", 1)[-1] or r} for r in roots]
         self.sole: ClientChannel | None = None  # the one client of a stdio server, answering between calls too
-        self._in_flight: Counter[int] = Counter()
-        self._channels: dict[int, ClientChannel] = {}
+        self._in_flight: Counter[int] = Counter()  # calls in flight, by client
+        self._channels: dict[int, list[ClientChannel]] = {}  # those calls' channels, by client
 
     @contextmanager
     def calling(self, channel: ClientChannel | None) -> Iterator[None]:
@@ -62,13 +76,14 @@ class Callers:
         if channel is None:
             yield
             return
-        key = id(channel)
-        self._channels[key] = channel
+        key = id(channel.client)  # one client's overlapping calls are no ambiguity
+        self._channels.setdefault(key, []).append(channel)
         self._in_flight[key] += 1
         try:
             yield
         finally:
             self._in_flight[key] -= 1
+            self._channels[key].remove(channel)
             if not self._in_flight[key]:
                 del self._in_flight[key], self._channels[key]
 
@@ -78,10 +93,12 @@ class Callers:
                 mt.INVALID_REQUEST,
                 f"offprompt cannot tell which of its clients should answer {method} from "
                 f'"{self.server}": calls of {len(self._in_flight)} clients are in flight to it, and it serves them all '
-                "from one process. Call the tool again once the other client's call has ended.",
+                "from one process. Call the tool again once the other client's call has ended, or give the server "
+                f'a process per client session: "per_session": true in mcpServers.{self.server} of the offprompt '
+                "config.",
             )
         if self._in_flight:
-            return self._channels[next(iter(self._in_flight))]
+            return self._channels[next(iter(self._in_flight))][-1]  # a call still in flight: its stream is open
         return self.sole
 
     async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

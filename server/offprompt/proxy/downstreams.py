@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -33,10 +33,11 @@ from offprompt.config import (
 )
 from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
-from offprompt.proxy.client_features import Callers, ClientChannel
+from offprompt.proxy.client_features import Callers, ClientChannel, ClientSession
 from offprompt.proxy.intent import with_intent
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
 from offprompt.proxy.stdio_session import RawProgress, StdioSession
+from offprompt.proxy.tasks import TaskBook, TaskRecord
 
 logger = logging.getLogger(__name__)
 keep_message_content_out_of_logs()  # results of HTTP downstreams, `always` ones included
@@ -58,7 +59,11 @@ TOOLS_LISTING: tuple[Listing, ...] = ("tools",)
 ChangeFn = Callable[[Collection[Listing]], Awaitable[None]]
 #: A downstream notification for the clients: the server's name, the method, its params.
 RelayFn = Callable[[str, str, dict[str, Any]], Awaitable[None]]
-RELAYED_NOTIFICATIONS = frozenset({"notifications/message", "notifications/resources/updated"})
+RELAYED_NOTIFICATIONS = frozenset(
+    {"notifications/message", "notifications/resources/updated", "notifications/tasks/status"}
+)
+#: Names offprompt keeps for its own tools (memory_load, ...): an unprefixed server's tool may not take one.
+RESERVED_PREFIX = "memory_"
 
 
 def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
@@ -68,6 +73,20 @@ def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
         return name
     digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
     return f"{name[: MAX_NAME - 9]}_{digest}"
+
+
+def collision_message(server: str, kind: str, name: str, other: str | None) -> str:
+    """One line: which unprefixed name clashes with what, that it is left out, and the fix."""
+    clash = (
+        f'names starting with "{RESERVED_PREFIX}" are offprompt\'s own tools'
+        if other is None
+        else f'MCP server "{other}" lists a {kind} under that name too'
+    )
+    fix = f'"prefix": true on "{server}"' if other is None else f'"prefix": true on "{server}" or "{other}"'
+    return (
+        f'MCP server "{server}" lists {kind} "{name}" under its own name ("prefix": false), but {clash}: '
+        f'"{server}"\'s {kind} is left out. Set {fix} in the offprompt config (mcpServers.{server}.prefix).'
+    )
 
 
 def _where(config: ServerConfig) -> str:
@@ -222,6 +241,28 @@ class Downstream:
         with self.callers.calling(caller):
             return await self._guarded(tg, tool, limit, send)
 
+    async def request_raw(
+        self,
+        tg: TaskGroup,
+        method: str,
+        params: dict[str, Any],
+        limit: float | None,
+        caller: ClientChannel | None = None,
+    ) -> dict[str, Any]:
+        """Any request to a local server, its result as the server wrote it (tasks: a result the SDK can't type)."""
+
+        async def send(session: McpSession) -> dict[str, Any]:
+            if not isinstance(session, StdioSession):
+                raise MCPError(
+                    mt.INVALID_REQUEST,
+                    f'offprompt relays tasks only for local (stdio) servers; "{self.name}" is remote. '
+                    "Call the tool without task augmentation.",
+                )
+            return await session.request(method, params)
+
+        with self.callers.calling(caller):
+            return await self._guarded(tg, method, limit, send)
+
     @property
     def raw_capable(self) -> bool:
         """Whether calls can take the fast lane: a live local server with no death left to report."""
@@ -333,6 +374,14 @@ class Proxy:
         self._routes: dict[str, Route] = {}
         self._listed: list[mt.Tool] = []
         self._routes_version: tuple[int, ...] = ()
+        self.collisions: list[str] = []  # unprefixed names that clash, each a line naming both sides
+        # The processes of `per_session` servers, by client session id, then server name.
+        self.session_downstreams: dict[str, dict[str, Downstream]] = {}
+        self.tasks = TaskBook()  # task-augmented calls: which process runs each task, for whom
+        self._places = places
+        self._tool_places = tool_places
+        self._connect = connect
+        self._reported: set[str] = set()
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Proxy]:
@@ -346,6 +395,8 @@ class Proxy:
             finally:
                 for downstream in self.downstreams.values():
                     downstream.stop()
+                for key in list(self.session_downstreams):
+                    self.end_session(key)
                 tg.cancel_scope.cancel()
                 self._tg = None
 
@@ -359,6 +410,7 @@ class Proxy:
             finally:
                 self._one_started.set()
                 self._one_started = anyio.Event()
+            self._refresh()  # a name an unprefixed server clashes on is an error at start, not at the first listing
             if self._listed_early:
                 logger.info('MCP server "%s" started after the lists were sent', downstream.name)
                 await self._changed(EVERY_LISTING)
@@ -410,11 +462,19 @@ class Proxy:
         routes: dict[str, Route] = {}
         listed: list[mt.Tool] = []
         intent_routes: set[Route] = set()
+        collisions: list[str] = []
         for name, downstream in self.downstreams.items():
             for tool in downstream.tools:
-                public = public_name(name, tool.name)
-                if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
-                    public = public_name(name, tool.name, force_hash=True)
+                if downstream.config.prefix:
+                    public = public_name(name, tool.name)
+                    if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
+                        public = public_name(name, tool.name, force_hash=True)
+                else:
+                    public = tool.name
+                    clash = self._clash(name, "tool", public, routes.get(public))
+                    if clash is not None:
+                        collisions.append(clash)
+                        continue
                 route = routes[public] = Route(name, tool.name)
                 update: dict[str, Any] = {"name": public, "output_schema": None}
                 schema = with_intent(tool.input_schema) if self.intent else None
@@ -424,6 +484,23 @@ class Proxy:
                 listed.append(tool.model_copy(update=update))
         self._routes, self._listed, self._routes_version = routes, listed, version
         self._with_intent = intent_routes
+        self.collisions = collisions
+
+    def _clash(self, server: str, kind: str, name: str, taken: Route | str | None) -> str | None:
+        """The message when an unprefixed `name` of `server` is taken (by `taken`'s server, or is offprompt's);
+        logged as an error once."""
+        if taken is None and not name.startswith(RESERVED_PREFIX):
+            return None
+        other = None if taken is None else taken.server if isinstance(taken, Route) else taken
+        message = collision_message(server, kind, name, other)
+        if message not in self._reported:
+            self._reported.add(message)
+            logger.error("%s", message)
+        return message
+
+    def _public(self, server: str, name: str) -> str:
+        """A prompt's or resource's public name: its own for a server with `"prefix": false`."""
+        return public_name(server, name) if self.downstreams[server].config.prefix else name
 
     def takes_intent(self, route: Route) -> bool:
         """Whether the tool's `intent` argument is offprompt's, to be taken out before the call is forwarded."""
@@ -486,14 +563,24 @@ class Proxy:
 
         async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
             prompts = (await session.list_prompts()).prompts
-            return [p.model_copy(update={"name": public_name(downstream.name, p.name)}) for p in prompts]
+            return [
+                (downstream.name, p.model_copy(update={"name": self._public(downstream.name, p.name)})) for p in prompts
+            ]
 
-        return await self._gather("prompts", fetch)
+        owners: dict[str, str] = {}
+        listed: list[mt.Prompt] = []
+        for server, prompt in await self._gather("prompts", fetch):
+            unprefixed = not self.downstreams[server].config.prefix
+            if unprefixed and self._clash(server, "prompt", prompt.name, owners.get(prompt.name)) is not None:
+                continue
+            owners.setdefault(prompt.name, server)
+            listed.append(prompt)
+        return listed
 
     async def get_prompt(self, public: str, arguments: dict[str, str] | None) -> mt.GetPromptResult:
         for downstream, session in await self._sessions("prompts"):
             for prompt in (await session.list_prompts()).prompts:
-                if public_name(downstream.name, prompt.name) == public:
+                if self._public(downstream.name, prompt.name) == public:
                     return await session.get_prompt(prompt.name, arguments)
         raise KeyError(public)
 
@@ -521,7 +608,7 @@ class Proxy:
             resources = (await session.list_resources()).resources
             for resource in resources:
                 self._resource_owner[resource.uri] = downstream.name
-            return [r.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{r.name}"}) for r in resources]
+            return [r.model_copy(update={"name": self._resource_name(downstream.name, r.name)}) for r in resources]
 
         return await self._gather("resources", fetch)
 
@@ -530,9 +617,12 @@ class Proxy:
             templates = (await session.list_resource_templates()).resource_templates
             for template in templates:
                 self._template_owner[template.uri_template] = downstream.name
-            return [t.model_copy(update={"name": f"{downstream.name}{SEPARATOR}{t.name}"}) for t in templates]
+            return [t.model_copy(update={"name": self._resource_name(downstream.name, t.name)}) for t in templates]
 
         return await self._gather("resources", fetch)
+
+    def _resource_name(self, server: str, name: str) -> str:
+        return f"{server}{SEPARATOR}{name}" if self.downstreams[server].config.prefix else name
 
     async def read_resource(self, uri: str) -> mt.ReadResourceResult:
         """Read `uri` from the server that listed it, else from the first server that has it."""
@@ -559,7 +649,7 @@ class Proxy:
         for downstream, session in await self._sessions("completions"):
             if isinstance(ref, mt.PromptReference):
                 prompts = (await session.list_prompts()).prompts if _capable(session, "prompts") else []
-                own = [p.name for p in prompts if public_name(downstream.name, p.name) == ref.name]
+                own = [p.name for p in prompts if self._public(downstream.name, p.name) == ref.name]
                 if not own:
                     continue
                 ref = mt.PromptReference(name=own[0])
@@ -587,18 +677,57 @@ class Proxy:
     def timeout(self, route: Route) -> float | None:
         return self.downstreams[route.server].config.timeout_seconds or self.default_timeout
 
+    def per_session(self, route: Route) -> bool:
+        """Whether the route's server runs a process for each client session (`"per_session": true`)."""
+        return self.downstreams[route.server].config.per_session
+
+    def _serving(self, server: str, session: ClientSession | None) -> Downstream:
+        """The process that serves `session`'s calls to `server`: its own for a `per_session` server (made on the
+        session's first call, started by it), else the one every client shares."""
+        shared = self.downstreams[server]
+        if session is None or not shared.config.per_session:
+            return shared
+        own = self.session_downstreams.setdefault(session.key, {})
+        downstream = own.get(server)
+        if downstream is None:
+            tool_places = self._tool_places.get(server)
+            downstream = Downstream(
+                server,
+                shared.config,
+                self._tools_of_a_session,
+                self._places.get(server, ""),
+                self._connect,
+                tool_places,
+            )
+            downstream.on_relay = self._relay
+            downstream.callers.sole = session.channel  # its roots are this client's, asked between calls too
+            own[server] = downstream
+            logger.info('MCP server "%s" gets a process of its own for a client session', server)
+        return downstream
+
+    async def _tools_of_a_session(self, listings: Collection[Listing]) -> None:
+        """The tools clients see are the shared process's: a session's own process changes none of them."""
+
+    def end_session(self, key: str) -> None:
+        """Stop the processes of `per_session` servers that served client session `key` (it closed or expired)."""
+        for downstream in self.session_downstreams.pop(key, {}).values():
+            logger.info('stopping the process of "%s" for a client session that ended', downstream.name)
+            downstream.stop()
+
     async def call(
         self,
         public: str,
         arguments: dict[str, Any] | None,
         progress: ProgressFn | None = None,
         caller: ClientChannel | None = None,
+        session: ClientSession | None = None,
     ) -> tuple[Route, mt.CallToolResult]:
+        """Call a proxied tool by its public name; `session` picks a `per_session` server's process."""
         route = self.routes().get(public)
         if route is None:
             raise KeyError(public)
         assert self._tg is not None, "the proxy is not running"
-        downstream = self.downstreams[route.server]
+        downstream = self._serving(route.server, session)
         result = await downstream.call(self._tg, route.tool, arguments, self.timeout(route), progress, caller)
         return route, result
 
@@ -612,6 +741,61 @@ class Proxy:
         assert self._tg is not None, "the proxy is not running"
         downstream = self.downstreams[route.server]
         return await downstream.call_raw(self._tg, route.tool, arguments, self.timeout(route), progress, caller)
+
+    async def start_task(
+        self,
+        route: Route,
+        arguments: dict[str, Any] | None,
+        task: dict[str, Any],
+        caller: ClientChannel,
+        session: ClientSession | None = None,
+    ) -> dict[str, Any]:
+        """A task-augmented call: the server's CreateTaskResult as it wrote it; the task is the caller's."""
+        assert self._tg is not None, "the proxy is not running"
+        downstream = self._serving(route.server, session)
+        params = {"name": route.tool, "arguments": arguments or {}, "task": task}
+        created = await downstream.request_raw(self._tg, "tools/call", params, self.timeout(route), caller)
+        found = created.get("task")
+        task_id = found.get("taskId") if isinstance(found, dict) else None
+        if not isinstance(task_id, str):
+            raise MCPError(mt.INTERNAL_ERROR, f'"{route.server}.{route.tool}" created no task: it answered {created}')
+        self.tasks.add(task_id, TaskRecord(route, downstream, id(caller.client)))
+        return created
+
+    async def task_request(
+        self, method: str, params: dict[str, Any], caller: ClientChannel
+    ) -> tuple[TaskRecord, dict[str, Any]]:
+        """`tasks/get`, `tasks/result` or `tasks/cancel`, sent to the server that runs the task. `tasks/result`
+        waits for the task's end; what the server asks the client meanwhile (input_required) goes to `caller`."""
+        assert self._tg is not None, "the proxy is not running"
+        _, record = self.tasks.find(params, id(caller.client))
+        limit = None if method == "tasks/result" else self.timeout(record.route)  # a task runs as long as it runs
+        return record, await record.downstream.request_raw(self._tg, method, params, limit, caller)
+
+    async def list_tasks(self, caller: ClientChannel) -> list[dict[str, Any]]:
+        """The caller's tasks, as the servers that run them list them now."""
+        assert self._tg is not None, "the proxy is not running"
+        owned = self.tasks.owned(id(caller.client))
+        listed: list[dict[str, Any]] = []
+        for downstream in {id(r.downstream): r.downstream for r in owned.values()}.values():
+            try:
+                page = await downstream.request_raw(self._tg, "tasks/list", {}, self.default_timeout, caller)
+            except (MCPError, DownstreamUnavailableError, DownstreamTimeoutError) as exc:
+                logger.warning('listing the tasks of "%s" failed: %s', downstream.name, exc)
+                continue
+            tasks = page.get("tasks")
+            listed += (
+                [t for t in tasks if isinstance(t, dict) and t.get("taskId") in owned]
+                if isinstance(tasks, list)
+                else []
+            )
+        return listed
+
+    def spawn(self, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run `run` in the proxy's task group: a call that outlives the client request that started it (a
+        2026-07-28 client's input-required round trip)."""
+        assert self._tg is not None, "the proxy is not running"
+        self._tg.start_soon(run)
 
     def attach_client(self, channel: ClientChannel) -> None:
         """The one client of a stdio server: it answers the downstreams' requests between calls too."""

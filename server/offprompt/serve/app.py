@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import warnings
 import weakref
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Awaitable, Collection
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlparse
 
 import anyio.to_thread
@@ -28,14 +29,18 @@ from offprompt.artifacts import TEXT_KINDS, BlobArtifact
 from offprompt.config import OffpromptSettings
 from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
 from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
-from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy
+from offprompt.proxy.client_features import ClientSession
+from offprompt.proxy.downstreams import Listing, ProgressFn, Proxy, Route
+from offprompt.proxy.tasks import MAX_TASKS, RELATED_TASK
 from offprompt.results import CallSite, ResultBoundary, ResultSettings
-from offprompt.serve.client_channels import SessionChannel
+from offprompt.serve.client_channels import ConnectionChannel, SessionChannel
+from offprompt.serve.rounds import Rounds, RoundTripChannel
 from offprompt.tools import PAYLOAD_LIMIT, TOOLS, base64_size, blob_too_big
 
 logger = logging.getLogger(__name__)
 
 Ctx = ServerRequestContext[Any, Any]
+T = TypeVar("T")
 
 INSTRUCTIONS = (
     "Large or sensitive tool outputs are stored in memory instead of being shown in full; you get a "
@@ -64,6 +69,50 @@ def _progress_forwarder(ctx: Ctx) -> ProgressFn:
     return forward
 
 
+def _is_modern(ctx: Ctx) -> bool:
+    """Whether the caller speaks 2026-07-28 (no server requests: input-required round trips instead)."""
+    connection = getattr(ctx.session, "_connection", None)  # no public accessor in the SDK yet
+    return connection is not None and connection.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def _quiet(forward: ProgressFn) -> ProgressFn:
+    """Progress to a request that may have ended (a 2026-07-28 call answered input-required): dropped then."""
+
+    async def send(progress: float, total: float | None, message: str | None) -> None:
+        try:
+            await forward(progress, total, message)
+        except Exception:
+            logger.debug("dropped progress for a request that has ended", exc_info=True)
+
+    return send
+
+
+def _call_site(ctx: Ctx, proxy: Proxy, route: Route, arguments: dict[str, Any] | None) -> CallSite:
+    """A proxied call, as the result boundary sees it."""
+    return CallSite(
+        route.server,
+        route.tool,
+        proxy.policy(route),
+        arguments,
+        owner_of(ctx) or "",
+        intent=proxy.takes_intent(route),
+        secrets=proxy.secrets(route),
+    )
+
+
+def _client_session(ctx: Ctx, proxy: Proxy) -> ClientSession | None:
+    """The caller's HTTP session, for a `per_session` server; its processes stop when the session closes or
+    expires. None without a session (stdio's one client, 2026-07-28 single requests): the shared process serves."""
+    connection = getattr(ctx.session, "_connection", None)  # no public accessor in the SDK yet
+    key = getattr(connection, "session_id", None)
+    if connection is None or key is None:
+        return None
+    if not connection.state.get("offprompt.per_session"):
+        connection.state["offprompt.per_session"] = True
+        connection.exit_stack.callback(proxy.end_session, key)
+    return ClientSession(key, ConnectionChannel(connection))
+
+
 #: What each changed list is announced as: to 2026-07-28 listeners, and to older clients' sessions.
 _CHANGED_EVENTS: dict[Listing, type[ToolsListChanged | PromptsListChanged | ResourcesListChanged]] = {
     "tools": ToolsListChanged,
@@ -85,15 +134,28 @@ class OffpromptServer(Server[Any]):
     manager asks for the capabilities with no options, and the SDK's default says no.
     """
 
+    relays_tasks = False  # set when there are proxied servers: their tasks pass through
+
     def create_initialization_options(
         self,
         notification_options: NotificationOptions | None = None,
         experimental_capabilities: dict[str, dict[str, Any]] | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
-        return super().create_initialization_options(
+        options = super().create_initialization_options(
             notification_options or LIST_CHANGES, experimental_capabilities, extensions
         )
+        if self.relays_tasks:
+            options.capabilities = options.capabilities.model_copy(update={"tasks": TASKS_CAPABILITY})
+        return options
+
+
+#: What offprompt declares for tasks (2025-11-25): it relays task-augmented calls and every tasks/* request.
+TASKS_CAPABILITY = mt.ServerTasksCapability(
+    list=mt.TasksListCapability(),
+    cancel=mt.TasksCancelCapability(),
+    requests=mt.ServerTasksRequestsCapability(tools=mt.TasksToolsCapability(call=mt.TasksCallCapability())),
+)
 
 
 def build_server(
@@ -128,15 +190,20 @@ def build_server(
             except Exception:  # a client that went away
                 logger.debug("could not notify a connection of changed lists", exc_info=True)
 
-    # Which connections subscribed to a downstream resource, by URI.
+    # Which connections subscribed to a downstream resource, by URI; which connection created each task.
     subscribers: dict[str, weakref.WeakSet[Any]] = {}
+    task_owners: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 
     async def relay(server: str, method: str, params: dict[str, Any]) -> None:
-        """A downstream's log message (its logger named by its server) or resource update, to the clients."""
+        """A downstream's log message (its logger named by its server), resource update or task status, to the
+        clients it concerns."""
         if method == "notifications/message":
             logger_name = params.get("logger")
             params = {**params, "logger": f"{server}.{logger_name}" if logger_name else server}
             targets = list(connections)
+        elif method == "notifications/tasks/status":
+            owner = task_owners.get(str(params.get("taskId")))
+            targets = [owner] if owner is not None else []
         else:
             targets = list(subscribers.get(str(params.get("uri")), ()))
         for connection in targets:
@@ -156,27 +223,34 @@ def build_server(
             tools += await proxy.list_tools()
         return mt.ListToolsResult(tools=tools)
 
-    async def call_proxied(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+    rounds = Rounds()  # 2026-07-28 calls waiting for the client's input
+
+    async def call_proxied(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult | mt.InputRequiredResult:
         assert proxy is not None
         route = await proxy.route(params.name)
         if route is None:
             raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
-        site = CallSite(
-            route.server,
-            route.tool,
-            proxy.policy(route),
-            params.arguments,
-            owner_of(ctx) or "",
-            intent=proxy.takes_intent(route),
-            secrets=proxy.secrets(route),
-        )
+        site = _call_site(ctx, proxy, route, params.arguments)
+        session = _client_session(ctx, proxy) if proxy.per_session(route) else None
+        if _is_modern(ctx):  # a 2026-07-28 client: the downstream's requests become input-required rounds
+
+            async def start(channel: RoundTripChannel) -> mt.CallToolResult:
+                async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
+                    forward = _quiet(_progress_forwarder(ctx))  # the first request may have been answered
+                    return (await proxy.call(params.name, arguments, forward, channel, session))[1]
+
+                return await results.answer(site, fetch)
+
+            capabilities = ctx.session.client_capabilities
+            return await rounds.call(params, owner_of(ctx) or "", capabilities, start, proxy.spawn)
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-            return (await proxy.call(params.name, arguments, _progress_forwarder(ctx), SessionChannel(ctx)))[1]
+            forward = _progress_forwarder(ctx)
+            return (await proxy.call(params.name, arguments, forward, SessionChannel(ctx), session))[1]
 
         return await results.answer(site, fetch)
 
-    async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+    async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult | mt.InputRequiredResult:
         remember(ctx)
         tool = TOOLS.get(params.name)
         if tool is not None:
@@ -277,7 +351,7 @@ def build_server(
     # Logging is deprecated at 2026-07-28 (SEP-2577) and current for the 2025-era clients offprompt serves.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "The logging capability is deprecated", MCPDeprecationWarning)
-        return OffpromptServer(
+        server = OffpromptServer(
             "offprompt",
             version=__version__,
             instructions=INSTRUCTIONS,
@@ -294,6 +368,83 @@ def build_server(
             on_subscribe_resource=subscribe,
             on_unsubscribe_resource=unsubscribe,
         )
+    if proxy is not None:
+        serve_tasks(server, proxy, results, task_owners)
+    return server
+
+
+def serve_tasks(
+    server: OffpromptServer, proxy: Proxy, results: ResultBoundary, owners: weakref.WeakValueDictionary[str, Any]
+) -> None:
+    """Tasks (2025-11-25): a task-augmented call to a proxied tool creates the task at its server; `tasks/*`
+    go back there; a task's final result passes the result boundary like any call's (stored when large).
+    `owners` learns which client connection created each task (its status notifications go there only)."""
+    sites: dict[str, CallSite] = {}  # task id → the call that created it, to settle its result
+
+    async def start_task(ctx: Ctx, call_next: Any) -> Any:
+        params = ctx.params
+        if ctx.method != "tools/call" or not isinstance(params, dict) or params.get("task") is None:
+            return await call_next(ctx)
+        call = mt.CallToolRequestParams.model_validate(params, by_name=False)
+        route = await proxy.route(call.name) if call.name not in TOOLS else None
+        if route is None or call.task is None:
+            return await call_next(ctx)  # a memory tool runs at once; an unknown one gets its error there
+        site = _call_site(ctx, proxy, route, call.arguments)
+        arguments = results.forwarded_arguments(site)
+        session = _client_session(ctx, proxy) if proxy.per_session(route) else None
+        task = call.task.model_dump(by_alias=True, exclude_none=True, mode="json")
+        created = await _relayed(proxy.start_task(route, arguments, task, SessionChannel(ctx), session))
+        task_id = created["task"]["taskId"]
+        sites[task_id] = site
+        connection = getattr(ctx.session, "_connection", None)  # no public accessor in the SDK yet
+        if connection is not None:
+            owners[task_id] = connection
+        while len(sites) > MAX_TASKS:
+            del sites[next(iter(sites))]
+        return created
+
+    async def get_task(ctx: Ctx, params: mt.GetTaskRequestParams) -> dict[str, Any]:
+        return (await _relayed(proxy.task_request("tasks/get", _wire(params), SessionChannel(ctx))))[1]
+
+    async def cancel_task(ctx: Ctx, params: mt.CancelTaskRequestParams) -> dict[str, Any]:
+        return (await _relayed(proxy.task_request("tasks/cancel", _wire(params), SessionChannel(ctx))))[1]
+
+    async def task_result(ctx: Ctx, params: mt.GetTaskPayloadRequestParams) -> dict[str, Any]:
+        channel = SessionChannel(ctx)
+        record, raw = await _relayed(proxy.task_request("tasks/result", _wire(params), channel))
+        site = sites.get(params.task_id) or CallSite(record.route.server, record.route.tool, proxy.policy(record.route))
+
+        async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:
+            return raw  # the task ran with the arguments of its call; this is its outcome
+
+        answer = await results.relay(site, fetch)
+        settled: dict[str, Any] = json.loads(answer) if isinstance(answer, bytes) else answer
+        meta = dict(settled.get("_meta") or {})
+        meta.setdefault(RELATED_TASK, {"taskId": params.task_id})  # a reference must still name its task
+        return {**settled, "_meta": meta}
+
+    async def list_tasks(ctx: Ctx, params: mt.PaginatedRequestParams) -> dict[str, Any]:
+        return {"tasks": await proxy.list_tasks(SessionChannel(ctx))}
+
+    server.relays_tasks = True
+    server.middleware.append(start_task)
+    server.add_request_handler("tasks/get", mt.GetTaskRequestParams, get_task)
+    server.add_request_handler("tasks/cancel", mt.CancelTaskRequestParams, cancel_task)
+    server.add_request_handler("tasks/result", mt.GetTaskPayloadRequestParams, task_result)
+    server.add_request_handler("tasks/list", mt.PaginatedRequestParams, list_tasks)
+
+
+def _wire(params: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = params.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dumped
+
+
+async def _relayed(pending: Awaitable[T]) -> T:
+    """A tasks request's outcome; offprompt's own failure (a server that is down) as the client's error."""
+    try:
+        return await pending
+    except OffpromptError as exc:
+        raise MCPError(mt.INTERNAL_ERROR, str(exc)) from None
 
 
 def _read_memory_uri(memory: TaskMemory, uri: str, owner: str | None, over_http: bool) -> mt.ReadResourceResult:

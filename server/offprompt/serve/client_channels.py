@@ -1,7 +1,8 @@
 """The clients offprompt serves, as channels for the downstreams' requests (sampling, elicitation, roots).
 
 `StdioClient` is the one client of a stdio server, asked with JSON-RPC ids of offprompt's own; a
-`SessionChannel` is the SDK session of the client whose call is in flight (the SDK path, every transport).
+`SessionChannel` is the SDK session of the client whose call is in flight (the SDK path, every transport); a
+`ConnectionChannel` is one HTTP client session's own stream, for a `per_session` server's requests between calls.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import anyio
 import mcp_types as mt
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
@@ -37,6 +39,10 @@ class StdioClient:
 
     def supports(self, feature: str) -> bool:
         return feature in self.capabilities
+
+    @property
+    def client(self) -> object:
+        return self
 
     def declared(self, initialize: dict[str, Any]) -> None:
         """Remember what the client declared in its `initialize`."""
@@ -80,6 +86,11 @@ class SessionChannel:
     def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
         self._ctx = ctx
 
+    @property
+    def client(self) -> object:
+        # Each request has a session object of its own; the connection is the client's (no public accessor yet).
+        return getattr(self._ctx.session, "_connection", None) or self._ctx.session
+
     def supports(self, feature: str) -> bool:
         capabilities = self._ctx.session.client_capabilities
         return capabilities is not None and getattr(capabilities, feature, None) is not None
@@ -91,3 +102,21 @@ class SessionChannel:
         result = await self._ctx.session.send_request(request, result_type, metadata=metadata)
         dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
+
+
+class ConnectionChannel:
+    """One client connection's standalone stream (the GET stream of an HTTP session), not tied to a request."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    @property
+    def client(self) -> object:
+        return self._connection
+
+    def supports(self, feature: str) -> bool:
+        capabilities = self._connection.client_capabilities
+        return capabilities is not None and getattr(capabilities, feature, None) is not None
+
+    async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        return dict(await self._connection.send_raw_request(method, params))

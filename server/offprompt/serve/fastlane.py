@@ -71,6 +71,8 @@ class FastLane:
         arguments = params.get("arguments", {})
         if not isinstance(meta, dict) or PROTOCOL_VERSION_META_KEY in meta or not isinstance(arguments, dict | None):
             return None
+        if params.get("task") is not None:
+            return None  # a task-augmented call creates a task: the SDK path relays those (serve_tasks in app.py)
         route = self.proxy.routes().get(params["name"])
         if route is None or not self.proxy.downstreams[route.server].raw_capable:
             return None
