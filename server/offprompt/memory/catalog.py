@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,22 +162,7 @@ class Catalog:
                     record.expires,
                 ),
             )
-            db.executemany(
-                "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        record.namespace,
-                        i.item,
-                        i.kind,
-                        i.name,
-                        i.mime_type,
-                        i.tokens,
-                        i.bytes,
-                        json.dumps(i.meta, ensure_ascii=False),
-                    )
-                    for i in record.items
-                ],
-            )
+            db.executemany("INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?)", item_rows(record))
 
     def get(self, namespace: str) -> NamespaceRecord | None:
         with self._sql.lock:
@@ -234,20 +219,56 @@ class Catalog:
         self._sql.close()
 
     def _record(self, row: tuple[Any, ...]) -> NamespaceRecord:
-        namespace, tool, arguments, owner, created, expires = row
-        items = tuple(
-            ItemRecord(item=r[0], kind=r[1], name=r[2], mime_type=r[3], tokens=r[4], bytes=r[5], meta=json.loads(r[6]))
-            for r in self._sql.db.execute(
-                "SELECT item, kind, name, mime_type, tokens, bytes, meta FROM items WHERE namespace = ? ORDER BY item",
-                (namespace,),
-            ).fetchall()
+        items = self._sql.db.execute(
+            "SELECT item, kind, name, mime_type, tokens, bytes, meta FROM items WHERE namespace = ? ORDER BY item",
+            (row[0],),
+        ).fetchall()
+        return namespace_from_row(row, [item_from_row(fields) for fields in items])
+
+
+# Rows as both catalogs (this one and the shared memory's `pgcatalog`) store them.
+
+
+def item_rows(record: NamespaceRecord) -> list[tuple[Any, ...]]:
+    """The `items` rows of a namespace: namespace, item, kind, name, mime_type, tokens, bytes, meta (JSON)."""
+    return [
+        (
+            record.namespace,
+            i.item,
+            i.kind,
+            i.name,
+            i.mime_type,
+            i.tokens,
+            i.bytes,
+            json.dumps(i.meta, ensure_ascii=False),
         )
-        return NamespaceRecord(
-            namespace=namespace,
-            tool=tool,
-            arguments=json.loads(arguments),
-            owner=owner,
-            created=created,
-            expires=expires,
-            items=items,
-        )
+        for i in record.items
+    ]
+
+
+def item_from_row(fields: Sequence[Any]) -> ItemRecord:
+    """An item from its row's item, kind, name, mime_type, tokens, bytes and meta."""
+    item, kind, name, mime_type, tokens, size, meta = fields
+    return ItemRecord(
+        item=int(item),
+        kind=kind,
+        name=name,
+        mime_type=mime_type,
+        tokens=int(tokens),
+        bytes=int(size),
+        meta=json.loads(meta),
+    )
+
+
+def namespace_from_row(row: Sequence[Any], items: Sequence[ItemRecord]) -> NamespaceRecord:
+    """A namespace from its row's namespace, tool, arguments (JSON), owner, created and expires."""
+    namespace, tool, arguments, owner, created, expires = row
+    return NamespaceRecord(
+        namespace=namespace,
+        tool=tool,
+        arguments=json.loads(arguments),
+        owner=owner,
+        created=float(created),
+        expires=None if expires is None else float(expires),
+        items=tuple(items),
+    )

@@ -12,7 +12,15 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from offprompt.errors import StoreUnavailableError
-from offprompt.memory.catalog import Catalog, ItemRecord, NamespaceRecord, UsageRow
+from offprompt.memory.catalog import (
+    Catalog,
+    ItemRecord,
+    NamespaceRecord,
+    UsageRow,
+    item_from_row,
+    item_rows,
+    namespace_from_row,
+)
 from offprompt.memory.storage.pg import PgDatabase
 
 __all__ = ["PgCatalog"]
@@ -116,22 +124,7 @@ class PgCatalog(Catalog):
                 ),
             )
             with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                    [
-                        (
-                            record.namespace,
-                            i.item,
-                            i.kind,
-                            i.name,
-                            i.mime_type,
-                            i.tokens,
-                            i.bytes,
-                            json.dumps(i.meta, ensure_ascii=False),
-                        )
-                        for i in record.items
-                    ],
-                )
+                cur.executemany("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", item_rows(record))
 
     def get(self, namespace: str) -> NamespaceRecord | None:
         with self._db.connection() as conn:
@@ -160,8 +153,8 @@ class PgCatalog(Catalog):
                     "WHERE namespace = ANY(%s) ORDER BY namespace, item",
                     ([r[0] for r in rows],),
                 ):
-                    items.setdefault(namespace, []).append(_item(fields))
-        return [_namespace(row, items.get(row[0], [])) for row in rows]
+                    items.setdefault(namespace, []).append(item_from_row(fields))
+        return [namespace_from_row(row, items.get(row[0], [])) for row in rows]
 
     def expired(self, now: float) -> list[str]:
         with self._db.connection() as conn:
@@ -197,30 +190,4 @@ class PgCatalog(Catalog):
         self._db.close()
 
     def _pg_record(self, conn: Any, row: tuple[Any, ...]) -> NamespaceRecord:
-        return _namespace(row, [_item(fields) for fields in conn.execute(_ITEMS, (row[0],))])
-
-
-def _item(fields: Any) -> ItemRecord:
-    item, kind, name, mime_type, tokens, size, meta = fields
-    return ItemRecord(
-        item=int(item),
-        kind=kind,
-        name=name,
-        mime_type=mime_type,
-        tokens=int(tokens),
-        bytes=int(size),
-        meta=json.loads(meta),
-    )
-
-
-def _namespace(row: tuple[Any, ...], items: list[ItemRecord]) -> NamespaceRecord:
-    namespace, tool, arguments, owner, created, expires = row
-    return NamespaceRecord(
-        namespace=namespace,
-        tool=tool,
-        arguments=json.loads(arguments),
-        owner=owner,
-        created=float(created),
-        expires=None if expires is None else float(expires),
-        items=tuple(items),
-    )
+        return namespace_from_row(row, [item_from_row(fields) for fields in conn.execute(_ITEMS, (row[0],))])
