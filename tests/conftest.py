@@ -11,6 +11,7 @@ from mcp import Client
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.serve.app import build_server
 
+from .chroma_server import ChromaServer
 from .serving import CONFORMANCE_CLI, INSPECTOR, NODE
 from .support import require_installed
 
@@ -47,3 +48,12 @@ def memory(settings: MemorySettings) -> Iterator[TaskMemory]:
 async def client(memory: TaskMemory) -> AsyncIterator[Client]:
     async with Client(build_server(memory)) as client:
         yield client
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[ChromaServer]:
+    """A real `chroma run` on 127.0.0.1 (it comes with the chromadb package), its data in tmp_path."""
+    server = ChromaServer(tmp_path / "chroma-server")
+    server.start()
+    yield server
+    server.stop()

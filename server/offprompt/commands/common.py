@@ -17,6 +17,7 @@ def memory_settings(settings: OffpromptSettings) -> MemorySettings:
         data_dir=settings.data_dir or default_data_dir(),
         chroma=settings.chroma.mode,
         chroma_url=settings.chroma.url,
+        chroma_token=settings.chroma.auth_token,
         ttl_seconds=settings.ttl_days * 86400 if settings.ttl_days else None,
         max_bytes=settings.max_bytes,
         embedding=EmbeddingSpec(settings.embedding.name, dict(settings.embedding.config)),

@@ -75,6 +75,8 @@ class MemorySettings:
     data_dir: Path = field(default_factory=default_data_dir)
     chroma: Literal["persistent", "ephemeral", "http"] = "persistent"
     chroma_url: str | None = None
+    #: Sent to the Chroma server with every request (http mode).
+    chroma_token: str | None = field(default=None, repr=False)
     blobs: Literal["file", "memory"] = "file"
     ttl_seconds: float | None = 30 * 24 * 3600
     max_bytes: int | None = 2 * 1024**3
@@ -694,6 +696,7 @@ def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing
         blobs=settings.blobs,
         vectors=settings.chroma,
         vectors_url=settings.chroma_url,
+        vectors_token=settings.chroma_token,
         embedding=settings.embedding,
         readonly=readonly,
         resume_indexing=resume_indexing,

@@ -45,6 +45,15 @@ class ChromaLocation:
     mode: Literal["persistent", "ephemeral", "http"] = "persistent"
     path: Path | None = None
     url: str | None = None
+    #: Sent with every request to the Chroma server (http mode); kept out of reprs and logs.
+    auth_token: str | None = field(default=None, repr=False)
+
+    def headers(self) -> dict[str, str]:
+        """The token as Chroma's token auth reads it (`Authorization: Bearer`, Chroma's client default) and as
+        Chroma Cloud and `X-Chroma-Token` setups read it; a gateway in front of the server checks either."""
+        if not self.auth_token:
+            return {}
+        return {"Authorization": f"Bearer {self.auth_token}", "X-Chroma-Token": self.auth_token}
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +149,9 @@ class ChromaDenseIndex:
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
         name = collection_name(self._memory_name)
         if self._location.mode == "http":
-            self._client = chromadb.HttpClient(host=self._location.url or "http://127.0.0.1:8000", settings=settings)
+            self._client = chromadb.HttpClient(
+                host=self._location.url or "http://127.0.0.1:8000", headers=self._location.headers(), settings=settings
+            )
         elif self._location.mode == "ephemeral":
             # Ephemeral clients in one process share one store: keep each memory's collection apart.
             self._client = chromadb.EphemeralClient(settings=settings)

@@ -31,6 +31,7 @@ class BackendChoice:
     blobs: BlobBackend = "file"
     vectors: VectorBackend = "persistent"
     vectors_url: str | None = None
+    vectors_token: str | None = field(default=None, repr=False)
     embedding: EmbeddingSpec = field(default_factory=EmbeddingSpec)
     #: Read the files and the lexical index as they are, write nothing (the command line beside a server).
     readonly: bool = False
@@ -40,7 +41,7 @@ class BackendChoice:
 
 def _chroma(choice: BackendChoice) -> DenseIndex:
     path = choice.directory / "chroma" if choice.vectors == "persistent" else None
-    location = ChromaLocation(mode=choice.vectors, path=path, url=choice.vectors_url)
+    location = ChromaLocation(mode=choice.vectors, path=path, url=choice.vectors_url, auth_token=choice.vectors_token)
     return ChromaDenseIndex(choice.memory_name, location, choice.embedding, choice.directory / "text" / "deleted.txt")
 
 
