@@ -4,21 +4,27 @@ and heals by itself, a dropped sibling takes its collection with it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import anyio.to_thread
 import pytest
+from mcp import Client
 
 from offprompt.artifacts import TextArtifact
 from offprompt.commands.common import memory_settings
 from offprompt.config import parse_config
 from offprompt.memory.task_memory import TaskMemory
+from offprompt.serve.app import build_server
 
 from ..chroma_server import ChromaServer, TokenGuard
+from ..support import meta, text_of
 
 # The group that needs `chroma run`: each test starts its own server (~2 s) and stays within this budget.
 pytestmark = [pytest.mark.chroma_server, pytest.mark.timeout(120)]
 
 TOKEN = "s3cret-Token_1"
 SATURN = "Saturn's rings are made of chunks of ice and rock, a few metres across at most."
+VIOLIN = "The violin has four strings, tuned in perfect fifths: G3, D4, A4 and E5. It is played with a bow."
 
 
 def http_memory(tmp_path: Path, url: str, token: str | None = None) -> TaskMemory:
@@ -50,3 +56,47 @@ def test_the_auth_token_stays_out_of_reprs(tmp_path: Path) -> None:
     config = parse_config({"offprompt": {"data_dir": str(tmp_path), "chroma": chroma}})
     assert TOKEN not in repr(config.settings)
     assert TOKEN not in repr(memory_settings(config.settings))
+
+
+async def query(client: Client, **arguments: Any) -> tuple[str, dict[str, Any]]:
+    result = await client.call_tool("memory_query", arguments)
+    assert not result.is_error, text_of(result)
+    return text_of(result), meta(result)
+
+
+def wait_indexed(memory: TaskMemory) -> bool:
+    return bool(memory.text.wait_indexed(timeout=90))  # type: ignore[attr-defined]
+
+
+@pytest.mark.anyio
+async def test_with_chroma_down_queries_answer_by_words_and_texts_are_embedded_when_it_is_back(
+    tmp_path: Path, chroma_server: ChromaServer
+) -> None:
+    memory = http_memory(tmp_path, chroma_server.url)
+    try:
+        async with Client(build_server(memory)) as client:
+            saturn = memory.store([TextArtifact(value=SATURN)], tool="space.facts").namespace
+            assert await anyio.to_thread.run_sync(wait_indexed, memory)
+
+            chroma_server.stop()
+            for mode in ("hybrid", "dense"):
+                text, found = await query(client, query="Saturn rings ice", mode=mode)
+                assert "ranked by their words only" in text
+                assert found["by_words"]
+                assert [r["artifact_namespace"] for r in found["results"]] == [saturn]
+
+            violin = memory.store([TextArtifact(value=VIOLIN)], tool="music.facts").namespace
+            assert await anyio.to_thread.run_sync(lambda: memory.text.wait_chunked([violin], 60))  # type: ignore[attr-defined]
+            text, found = await query(client, query="violin strings", mode="dense")
+            assert [r["artifact_namespace"] for r in found["results"]] == [violin]  # by its words
+            assert found["indexing"] == [violin]  # and not claimed searchable by meaning
+            assert "Still indexing" in text
+
+            chroma_server.start()  # the same server and data, back: no restart of offprompt
+            assert await anyio.to_thread.run_sync(wait_indexed, memory)
+            text, found = await query(client, query="a bowed instrument tuned in fifths", mode="dense")
+            assert "by_words" not in found
+            assert found["indexing"] == []
+            assert found["results"][0]["artifact_namespace"] == violin
+    finally:
+        memory.close()

@@ -208,6 +208,16 @@ class Reference:
         return meta
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A query's hits; the namespaces in scope not yet searchable in the mode asked for; and, when the search by
+    meaning was unreachable, why the hits are ranked by their words only."""
+
+    hits: list[Hit]
+    indexing: list[str]
+    by_words: str = ""
+
+
 class TaskMemory:
     """Stores artifacts by namespace, reads them back by window, query, grep or whole."""
 
@@ -540,19 +550,33 @@ class TaskMemory:
         """The best chunks for `query` in `mode` (hybrid, dense or lexical), and the namespaces in scope that
         are not yet fully indexed for it. With `queries` (more phrasings of the same need), each phrasing is
         ranked on its own and the rankings are fused by reciprocal rank."""
+        found = self.search(query, namespace, top_k, owner, mode, queries)
+        return found.hits, found.indexing
+
+    def search(
+        self,
+        query: str,
+        namespace: str | None = None,
+        top_k: int = 5,
+        owner: str | None = None,
+        mode: SearchMode = "hybrid",
+        queries: Sequence[str] = (),
+    ) -> Answer:
+        """`query`'s answer with what the model must know beside the hits (see :class:`Answer`)."""
         scope = self._scope(namespace, owner)
         phrasings = list(dict.fromkeys(q for q in (query, *queries) if q.strip())) or [query]
         if len(phrasings) == 1:
-            hits = self._with_lines(self.text.query(phrasings[0], scope, top_k, mode))
+            ranking = self.text.query(phrasings[0], scope, top_k, mode)
+            hits, by_words = self._with_lines(ranking.hits), ranking.by_words
         else:
             # Each ranking goes deeper than top_k, so that a chunk second-best for every phrasing still counts.
             depth = max(2 * top_k, FUSION_DEPTH)
-            hits = self._with_lines(
-                reciprocal_rank_fusion([self.text.query(q, scope, depth, mode) for q in phrasings], top_k)
-            )
+            rankings = [self.text.query(q, scope, depth, mode) for q in phrasings]
+            hits = self._with_lines(reciprocal_rank_fusion([r.hits for r in rankings], top_k))
+            by_words = next((r.by_words for r in rankings if r.by_words), "")
         pending = self.text.pending(mode)
         indexing = sorted(pending if scope is None else pending & set(scope))
-        return hits, indexing
+        return Answer(hits, indexing, by_words)
 
     def _with_lines(self, hits: list[Hit]) -> list[Hit]:
         """Hits with the line each starts in (one read of each text that has hits)."""

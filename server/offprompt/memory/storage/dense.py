@@ -145,7 +145,9 @@ class ChromaDenseIndex:
         import chromadb.errors
         from chromadb.config import Settings
 
-        function = self._spec.build()
+        if self._function is None:  # kept across reopenings: loading a model takes a second
+            self._function = self._spec.build()
+        function = self._function
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
         name = collection_name(self._memory_name)
         if self._location.mode == "http":
@@ -180,12 +182,18 @@ class ChromaDenseIndex:
         collection: ChromaCollection = self._client.get_or_create_collection(
             name, embedding_function=function, configuration={"hnsw": {"space": "cosine"}}
         )
-        self._function = function
         if self._tombstones.exists():
             for namespace in set(self._tombstones.read_text(encoding="utf-8").split()):
                 collection.delete(where={"namespace": namespace})
             self._tombstones.unlink()
         return collection
+
+    def check(self) -> None:
+        """Reopen the collection (a restarted server, deletes noted while it was away) and embed a word."""
+        with self._lock:
+            self._collection = None
+        self.open()
+        self.embed(["offprompt"])
 
     def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
         self.open()
@@ -255,13 +263,23 @@ class ChromaDenseIndex:
 
     def delete(self, namespace: str) -> None:
         with self._lock:
-            if self._collection is None:
+            collection = self._collection
+            if collection is None:
                 # Opening Chroma costs a second; note the namespace and drop its chunks when it opens.
-                fd = os.open(self._tombstones, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
-                with os.fdopen(fd, "a", encoding="utf-8") as f:
-                    f.write(namespace + "\n")
+                self._note_deleted(namespace)
                 return
-        self._collection.delete(where={"namespace": namespace})
+        try:
+            collection.delete(where={"namespace": namespace})
+        except Exception as exc:  # a server away: the text is deleted now, its vectors when the server is back
+            logger.warning("dropping the vectors of %s failed (%s): they go when Chroma is reopened", namespace, exc)
+            with self._lock:
+                self._note_deleted(namespace)
+                self._collection = None
+
+    def _note_deleted(self, namespace: str) -> None:
+        fd = os.open(self._tombstones, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
+            f.write(namespace + "\n")
 
     def disk_bytes(self) -> int:
         """A persistent store's files (its SQLite file by used pages); 0 for an ephemeral or remote one."""
