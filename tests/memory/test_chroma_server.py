@@ -3,6 +3,9 @@ and heals by itself, a dropped sibling takes its collection with it."""
 
 from __future__ import annotations
 
+import os
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,9 @@ from mcp import Client
 from offprompt.artifacts import TextArtifact
 from offprompt.commands.common import memory_settings
 from offprompt.config import parse_config
-from offprompt.memory.task_memory import TaskMemory
+from offprompt.memory.siblings import drop_expired_siblings, open_free, sibling
+from offprompt.memory.storage import ChromaLocation
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.serve.app import build_server
 
 from ..chroma_server import ChromaServer, TokenGuard
@@ -27,12 +32,17 @@ SATURN = "Saturn's rings are made of chunks of ice and rock, a few metres across
 VIOLIN = "The violin has four strings, tuned in perfect fifths: G3, D4, A4 and E5. It is played with a bow."
 
 
-def http_memory(tmp_path: Path, url: str, token: str | None = None) -> TaskMemory:
+def memory_settings_of(tmp_path: Path, url: str, token: str | None = None) -> MemorySettings:
+    """The settings a config file with this `chroma` block gives."""
     chroma: dict[str, str] = {"mode": "http", "url": url}
     if token is not None:
         chroma["auth_token"] = token
     config = parse_config({"offprompt": {"memory_name": "team", "data_dir": str(tmp_path / "data"), "chroma": chroma}})
-    return TaskMemory.open(memory_settings(config.settings))
+    return memory_settings(config.settings)
+
+
+def http_memory(tmp_path: Path, url: str, token: str | None = None) -> TaskMemory:
+    return TaskMemory.open(memory_settings_of(tmp_path, url, token))
 
 
 def test_the_configured_auth_token_reaches_the_chroma_server(tmp_path: Path, chroma_server: ChromaServer) -> None:
@@ -100,3 +110,32 @@ async def test_with_chroma_down_queries_answer_by_words_and_texts_are_embedded_w
             assert found["results"][0]["artifact_namespace"] == violin
     finally:
         memory.close()
+
+
+def test_an_expired_sibling_takes_its_collection_on_the_chroma_server_with_it(
+    tmp_path: Path, chroma_server: ChromaServer
+) -> None:
+    held = http_memory(tmp_path, chroma_server.url)  # "team" is in use: the next server takes "team-2"
+    settings = replace(memory_settings_of(tmp_path, chroma_server.url), ttl_seconds=3600)
+    try:
+        second = open_free(settings, wait=0)
+        assert second.name == "team-2"
+        second.store([TextArtifact(value=SATURN)], tool="space.facts")
+        assert wait_indexed(second)
+        second.close()
+        server = ChromaLocation("http", url=chroma_server.url).http_client()
+        assert "offprompt-team-2" in [c.name for c in server.list_collections()]
+        long_ago = time.time() - 2 * 3600
+        for path in sibling(settings, 2).directory.glob("catalog.sqlite3*"):
+            os.utime(path, (long_ago, long_ago))
+
+        chroma_server.stop()  # its vectors can't be dropped now: the sibling stays for a later try
+        assert drop_expired_siblings(settings, own="team") == []
+        assert sibling(settings, 2).directory.is_dir()
+
+        chroma_server.start()
+        assert drop_expired_siblings(settings, own="team") == ["team-2"]
+        assert not sibling(settings, 2).directory.exists()
+        assert "offprompt-team-2" not in [c.name for c in server.list_collections()]
+    finally:
+        held.close()

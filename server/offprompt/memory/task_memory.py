@@ -43,7 +43,7 @@ from offprompt.memory.outline import Entry, LineIndex, passages
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.outline.passages import Passage
 from offprompt.memory.select import Selection, SelectLimits, Selector, Source
-from offprompt.memory.storage import BackendChoice, EmbeddingSpec, open_backends
+from offprompt.memory.storage import BackendChoice, EmbeddingSpec, drop_vectors, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 from offprompt.memory.storage.files import private_dir, secure_and_sweep
 from offprompt.memory.storage.fusion import reciprocal_rank_fusion
@@ -711,6 +711,12 @@ class TaskMemory:
 
 Progress = Callable[[str, int, int], None]
 """Told (step, done, total) as long work goes on."""
+
+
+def drop_remote_vectors(settings: MemorySettings) -> None:
+    """Delete the memory's vectors on a Chroma server, if it keeps them there (before its directory goes); raises
+    if the server can't be reached."""
+    drop_vectors(_choice(settings, readonly=True))
 
 
 def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing: bool = True) -> BackendChoice:

@@ -12,6 +12,7 @@ Chroma and the model load on first use (about two seconds), never at start-up.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -54,6 +55,14 @@ class ChromaLocation:
         if not self.auth_token:
             return {}
         return {"Authorization": f"Bearer {self.auth_token}", "X-Chroma-Token": self.auth_token}
+
+    def http_client(self) -> Any:
+        """A client of the Chroma server (http mode); it connects at once, so it raises if the server is away."""
+        import chromadb
+        from chromadb.config import Settings
+
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        return chromadb.HttpClient(host=self.url or "http://127.0.0.1:8000", headers=self.headers(), settings=settings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,9 +160,7 @@ class ChromaDenseIndex:
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
         name = collection_name(self._memory_name)
         if self._location.mode == "http":
-            self._client = chromadb.HttpClient(
-                host=self._location.url or "http://127.0.0.1:8000", headers=self._location.headers(), settings=settings
-            )
+            self._client = self._location.http_client()
         elif self._location.mode == "ephemeral":
             # Ephemeral clients in one process share one store: keep each memory's collection apart.
             self._client = chromadb.EphemeralClient(settings=settings)
@@ -187,6 +194,15 @@ class ChromaDenseIndex:
                 collection.delete(where={"namespace": namespace})
             self._tombstones.unlink()
         return collection
+
+    def drop(self) -> None:
+        """Delete the memory's collection on the Chroma server (a local one goes with the memory's directory)."""
+        import chromadb.errors
+
+        if self._location.mode != "http":
+            return
+        with contextlib.suppress(chromadb.errors.NotFoundError):  # never embedded anything, or dropped already
+            self._location.http_client().delete_collection(collection_name(self._memory_name))
 
     def check(self) -> None:
         """Reopen the collection (a restarted server, deletes noted while it was away) and embed a word."""

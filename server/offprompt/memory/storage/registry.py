@@ -61,6 +61,15 @@ DENSE_INDEXES: dict[VectorBackend, Callable[[BackendChoice], DenseIndex]] = {
 LEXICAL_INDEX: Callable[[BackendChoice], LexicalIndex] = _sqlite_fts
 
 
+def drop_vectors(choice: BackendChoice) -> None:
+    """Delete a memory's vectors where they live apart from its directory (a Chroma server); raises if it is
+    away. Vectors in the directory go with it."""
+    if choice.vectors == "http":
+        index = _chroma(choice)
+        assert isinstance(index, ChromaDenseIndex)
+        index.drop()
+
+
 @dataclass(frozen=True, slots=True)
 class Backends:
     text: TextStorage
