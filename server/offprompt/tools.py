@@ -264,7 +264,7 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
             "words only. Try again later for matches by meaning."
         )
     if indexing:
-        missing = "passages that match by meaning" if args.mode == "hybrid" else "passages"
+        missing = "passages that match by meaning" if args.mode == "hybrid" and not found.unchunked else "passages"
         lines.append(
             f"Still indexing: {', '.join(indexing)}. Its {missing} may be missing from these results; "
             "memory_grep and memory_load work on it already."

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from dataclasses import replace
 from typing import Any
 
+import anyio
 import mcp_types as mt
 import numpy as np
 import pytest
@@ -15,9 +17,10 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 from mcp import Client
 
-from offprompt.artifacts import from_block
+from offprompt.artifacts import TextArtifact, from_block
 from offprompt.errors import ConfigError, IncompatibleStoreError
 from offprompt.memory.storage import EmbeddingSpec
+from offprompt.memory.storage import text as text_storage
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
 from ..support import DOCS, meta, text_of
@@ -127,14 +130,45 @@ async def test_a_paraphrase_with_no_word_of_the_passage_finds_it_in_the_top_five
 async def test_words_are_searchable_before_the_embeddings_are_done(memory: TaskMemory, client: Client) -> None:
     log = access_log({4321: "2026-11-30 13:12:01 [alert] disk quota exceeded on volume VOL_7F3A_DATA"}, count=6000)
     ref = memory.store([from_block(mt.TextContent(text=log))], tool="ssh.tail")  # about a minute of embedding
-    for mode in ("lexical", "hybrid"):
-        found = await query(client, query="what happened to VOL_7F3A_DATA?", mode=mode)
+    for mode in ("lexical", "hybrid"):  # naming the namespace waits the second it takes to reach the word index
+        found = await query(
+            client, query="what happened to VOL_7F3A_DATA?", mode=mode, artifact_namespace=ref.namespace
+        )
         assert "VOL_7F3A_DATA" in found["results"][0]["text"]
         assert found["indexing"] == [ref.namespace] or mode == "lexical"
     lexical = await query(client, query="VOL_7F3A_DATA", mode="lexical")
     assert lexical["indexing"] == []  # all its words are in already
     dense = await client.call_tool("memory_query", {"query": "disk quota", "mode": "dense"})
     assert "Still indexing" in text_of(dense)
+
+
+async def test_a_query_over_the_whole_memory_answers_without_waiting_for_others_writes(
+    memory: TaskMemory, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(text_storage, "CHUNKING_WAIT_SECONDS", 3600.0)  # were it to wait, it would wait for good
+    earlier = memory.store([TextArtifact(value="Saturn's rings are ice and rock.")], tool="space.facts").namespace
+    assert memory.text.wait_chunked(None, 60)  # type: ignore[attr-defined]
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_chunker() -> None:
+        with memory.text._write_lock:  # type: ignore[attr-defined]  # where the chunker writes its chunks
+            held.set()
+            release.wait(120)
+
+    threading.Thread(target=hold_the_chunker, daemon=True).start()
+    held.wait()
+    try:
+        other = memory.store([TextArtifact(value="Saturn has 146 known moons.")], tool="space.facts").namespace
+        with anyio.fail_after(60):  # a guard against hanging, not a measure: the answer comes at once or never
+            result = await client.call_tool("memory_query", {"query": "Saturn", "mode": "lexical"})
+    finally:
+        release.set()
+    found = meta(result)
+    assert [r["artifact_namespace"] for r in found["results"]] == [earlier]
+    assert found["indexing"] == [other]
+    assert f"Still indexing: {other}. Its passages may be missing" in text_of(result)
+    named = await query(client, query="Saturn", mode="lexical", artifact_namespace=other)  # waits for its own
+    assert [r["artifact_namespace"] for r in named["results"]] == [other]
 
 
 async def test_each_mode_answers_with_the_documented_fields(memory: TaskMemory, client: Client) -> None:

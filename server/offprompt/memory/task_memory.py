@@ -216,6 +216,8 @@ class Answer:
     hits: list[Hit]
     indexing: list[str]
     by_words: str = ""
+    #: Of `indexing`, those not even searchable by their words yet.
+    unchunked: list[str] = field(default_factory=list)
 
 
 class TaskMemory:
@@ -562,21 +564,28 @@ class TaskMemory:
         mode: SearchMode = "hybrid",
         queries: Sequence[str] = (),
     ) -> Answer:
-        """`query`'s answer with what the model must know beside the hits (see :class:`Answer`)."""
+        """`query`'s answer with what the model must know beside the hits (see :class:`Answer`).
+
+        A query about one namespace waits briefly for it to reach the lexical index (its reference was just
+        handed out); one over the whole memory never waits on the writes of others: it answers with what is
+        indexed and names what is not yet."""
         scope = self._scope(namespace, owner)
+        wait = namespace is not None
         phrasings = list(dict.fromkeys(q for q in (query, *queries) if q.strip())) or [query]
         if len(phrasings) == 1:
-            ranking = self.text.query(phrasings[0], scope, top_k, mode)
+            ranking = self.text.query(phrasings[0], scope, top_k, mode, wait=wait)
             hits, by_words = self._with_lines(ranking.hits), ranking.by_words
         else:
             # Each ranking goes deeper than top_k, so that a chunk second-best for every phrasing still counts.
             depth = max(2 * top_k, FUSION_DEPTH)
-            rankings = [self.text.query(q, scope, depth, mode) for q in phrasings]
+            rankings = [self.text.query(q, scope, depth, mode, wait=wait) for q in phrasings]
             hits = self._with_lines(reciprocal_rank_fusion([r.hits for r in rankings], top_k))
             by_words = next((r.by_words for r in rankings if r.by_words), "")
-        pending = self.text.pending(mode)
-        indexing = sorted(pending if scope is None else pending & set(scope))
-        return Answer(hits, indexing, by_words)
+
+        def in_scope(names: set[str]) -> list[str]:
+            return sorted(names if scope is None else names & set(scope))
+
+        return Answer(hits, in_scope(self.text.pending(mode)), by_words, in_scope(self.text.pending("lexical")))
 
     def _with_lines(self, hits: list[Hit]) -> list[Hit]:
         """Hits with the line each starts in (one read of each text that has hits)."""
