@@ -219,10 +219,9 @@ class ChromaDenseIndex:
 
     def embed_query(self, text: str) -> Sequence[float]:
         self.open()
-        if hasattr(self._function, "embed"):
-            vectors = self._function.embed([text])
-        else:  # some models embed queries differently from documents (instruction prefixes)
-            vectors = self._function.embed_query([text])
+        # Some models embed queries differently from documents (instruction prefixes); the bundled one embeds
+        # them on the caller's thread, at the serving threads' priority.
+        vectors = self._function.embed_query([text])
         return [float(x) for x in vectors[0]]
 
     def upsert(self, records: Sequence[ChunkRecord], documents: Sequence[str], vectors: Sequence[Any]) -> None:

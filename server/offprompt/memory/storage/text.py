@@ -27,14 +27,11 @@ opens).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import itertools
 import json
 import logging
-import os
 import queue
 import shutil
-import sys
 import threading
 import weakref
 from collections.abc import Collection, Mapping, Sequence
@@ -54,6 +51,7 @@ from offprompt.memory.storage.files import private_dir, write_atomically
 from offprompt.memory.storage.grep import GrepWorkers
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
+from offprompt.niceness import lower_this_thread
 from offprompt.tokens import TokenIndex, index_tokens, well_formed
 
 __all__ = ["ChromaLocation", "EmbeddingSpec", "IndexState", "IndexedTextStorage", "collection_name", "searchable"]
@@ -62,7 +60,6 @@ logger = logging.getLogger(__name__)
 
 MODES: Final = get_args(SearchMode)
 
-INDEXER_NICENESS = 10
 EMBED_BATCH: Final = 32
 #: The embedder works on one text for at most this many chunks before it looks for a smaller one waiting: a small
 #: result stored while a huge one embeds is searchable by meaning in seconds, not after the huge one.
@@ -744,7 +741,5 @@ MAX_LINE_CHARS = 400
 
 
 def _lower_priority() -> None:
-    """Indexing yields the CPU to the calls the model is waiting for (Linux sets niceness per thread)."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), INDEXER_NICENESS)
+    """Indexing yields the CPU to the calls the model is waiting for."""
+    lower_this_thread()
