@@ -22,6 +22,7 @@ from offprompt.errors import ConfigError, IncompatibleStoreError
 from offprompt.memory.storage import EmbeddingSpec
 from offprompt.memory.storage import text as text_storage
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.serve.app import build_server
 
 from ..support import DOCS, meta, text_of
 
@@ -398,3 +399,54 @@ async def test_a_small_functions_docstring_words_bring_it_back_first_not_its_big
             client, query="how many seconds to wait before the next retry of a failed upload", mode=mode
         )
         assert "def backoff_delay" in found["results"][0]["text"], mode
+
+
+#: While set, the embedding service below is down (as an Ollama or OpenAI endpoint can be).
+EMBEDDING_DOWN = threading.Event()
+
+
+class FlakyWordHashEmbedding(WordHashEmbedding):
+    """A remote embedding service that can be down: the outage is what is under test, not the model."""
+
+    def __call__(self, input: Documents) -> Embeddings:
+        if EMBEDDING_DOWN.is_set():
+            raise ConnectionError("the embedding service refused the connection")
+        return super().__call__(input)
+
+    @staticmethod
+    def name() -> str:
+        return "offprompt-test-flaky-word-hash"
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> FlakyWordHashEmbedding:
+        return FlakyWordHashEmbedding(int(config.get("dims", 512)))
+
+
+register_embedding_function(FlakyWordHashEmbedding)  # type: ignore[no-untyped-call]
+
+
+async def test_with_the_embedding_down_queries_answer_by_words_and_texts_are_embedded_when_it_is_back(
+    settings: MemorySettings,
+) -> None:
+    flaky = replace(settings, embedding=EmbeddingSpec("offprompt-test-flaky-word-hash", {"dims": 512}))
+    memory = TaskMemory.open(flaky)
+    try:
+        async with Client(build_server(memory)) as client:
+            EMBEDDING_DOWN.set()
+            try:
+                ref = memory.store([from_block(mt.TextContent(text=stories_text()))], tool="notes.read")
+                found = await query(
+                    client, query="violin tuned in fifths", mode="hybrid", artifact_namespace=ref.namespace
+                )
+                assert "ConnectionError" in found["by_words"]
+                assert "violin" in found["results"][0]["text"]  # by its words
+                assert found["indexing"] == [ref.namespace]  # not yet searchable by meaning, and not said to be
+            finally:
+                EMBEDDING_DOWN.clear()
+            wait(memory)  # embedded once the service is back, with no restart
+            found = await query(client, query="violin tuned in fifths", mode="dense")
+            assert "by_words" not in found
+            assert found["indexing"] == []
+            assert "violin" in found["results"][0]["text"]
+    finally:
+        memory.close()
