@@ -85,6 +85,7 @@ class _Job:
     item: int
     fresh: bool  # stored by this process, so nothing of it is in the indexes yet
     done: int = 0  # chunks already embedded (by earlier slices)
+    retried: bool = False  # failed once with the dense index reachable: a second failure is the text's own
 
 
 class _EmbedQueue:
@@ -621,6 +622,10 @@ class IndexedTextStorage:
                     self._retry.clear()
                     self._retry.wait(delay)
                     delay = min(2 * delay, RETRY_MAX_SECONDS)
+                    continue
+                if not isinstance(exc, _PERMANENT) and not job.retried and not self._closed:
+                    # The index answered the check: it may have come back just now. One more try tells.
+                    self._embed_queue.put(replace(job, retried=True), self._chunk_count(job) - job.done)
                     continue
                 logger.exception("embedding item %s of %s failed; it is searchable by its words only", *_at(job))
             else:
