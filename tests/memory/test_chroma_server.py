@@ -95,6 +95,8 @@ async def test_with_chroma_down_queries_answer_by_words_and_texts_are_embedded_w
                 assert found["by_words"]
                 assert [r["artifact_namespace"] for r in found["results"]] == [saturn]
 
+            deleted = await client.call_tool("memory_delete", {"artifact_namespace": saturn})
+            assert not deleted.is_error, text_of(deleted)  # the text goes now, its vectors when Chroma is back
             violin = memory.store([TextArtifact(value=VIOLIN)], tool="music.facts").namespace
             assert await anyio.to_thread.run_sync(lambda: memory.text.wait_chunked([violin], 60))  # type: ignore[attr-defined]
             text, found = await query(client, query="violin strings", mode="dense")
@@ -108,6 +110,9 @@ async def test_with_chroma_down_queries_answer_by_words_and_texts_are_embedded_w
             assert "by_words" not in found
             assert found["indexing"] == []
             assert found["results"][0]["artifact_namespace"] == violin
+            collection = ChromaLocation("http", url=chroma_server.url).http_client().get_collection("offprompt-team")
+            assert collection.get(where={"namespace": saturn})["ids"] == []
+            assert collection.get(where={"namespace": violin})["ids"] != []
     finally:
         memory.close()
 
