@@ -339,6 +339,7 @@ async def test_queries_fuses_phrasings_so_the_passage_both_describe_comes_first(
     memory: TaskMemory, client: Client
 ) -> None:
     memory.store([from_block(mt.TextContent(text=runbook()))], tool="docs.read")
+    assert memory.text.wait_chunked(None, 60)  # type: ignore[attr-defined]  # a query over all waits for nothing
     first = await query(client, query="retry backoff", mode="lexical", top_k=3)
     second = await query(client, query="jitter", mode="lexical", top_k=3)
     assert "## Uploads" not in first["results"][0]["text"]  # each phrasing alone prefers another section

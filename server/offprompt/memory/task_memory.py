@@ -566,11 +566,11 @@ class TaskMemory:
     ) -> Answer:
         """`query`'s answer with what the model must know beside the hits (see :class:`Answer`).
 
-        A query about one namespace waits briefly for it to reach the lexical index (its reference was just
-        handed out); one over the whole memory never waits on the writes of others: it answers with what is
-        indexed and names what is not yet."""
+        A query about one namespace, or over the caller's own (an `owner`'s), waits briefly for them to reach
+        the lexical index (their references were just handed out); one over the whole memory never waits on the
+        writes of others: it answers with what is indexed and names what is not yet."""
         scope = self._scope(namespace, owner)
-        wait = namespace is not None
+        wait = namespace is not None or owner is not None
         phrasings = list(dict.fromkeys(q for q in (query, *queries) if q.strip())) or [query]
         if len(phrasings) == 1:
             ranking = self.text.query(phrasings[0], scope, top_k, mode, wait=wait)
