@@ -11,6 +11,7 @@ from mcp import Client
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.serve.app import build_server
 
+from .chroma_server import ChromaServer
 from .serving import CONFORMANCE_CLI, INSPECTOR, NODE
 from .support import require_installed
 
@@ -50,3 +51,12 @@ async def client(memory: TaskMemory) -> AsyncIterator[Client]:
 
 
 from .postgres import memory_name, postgres_dsn  # noqa: E402, F401  (fixtures of the `postgres` tests)
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[ChromaServer]:
+    """A real `chroma run` on 127.0.0.1 (it comes with the chromadb package), its data in tmp_path."""
+    server = ChromaServer(tmp_path / "chroma-server")
+    server.start()
+    yield server
+    server.stop()

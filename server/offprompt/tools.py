@@ -247,9 +247,10 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
 
 
 async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -> mt.CallToolResult:
-    hits, indexing = await anyio.to_thread.run_sync(
-        memory.query, args.query, args.artifact_namespace, args.top_k, owner, args.mode, args.queries
+    found = await anyio.to_thread.run_sync(
+        memory.search, args.query, args.artifact_namespace, args.top_k, owner, args.mode, args.queries
     )
+    hits, indexing = found.hits, found.indexing
     lines = [
         f"[{rank}] artifact_namespace {h.namespace} item {h.item} line {h.line} offset {h.offset} "
         f"(score {h.score:.2f})\n{h.text}"
@@ -257,8 +258,13 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
     ]
     if not hits:
         lines.append("No passages found." if not indexing else "No passages found yet.")
+    if found.by_words:
+        lines.append(
+            f"Search by meaning is unavailable right now ({found.by_words}): these passages are ranked by their "
+            "words only. Try again later for matches by meaning."
+        )
     if indexing:
-        missing = "passages that match by meaning" if args.mode == "hybrid" else "passages"
+        missing = "passages that match by meaning" if args.mode == "hybrid" and not found.unchunked else "passages"
         lines.append(
             f"Still indexing: {', '.join(indexing)}. Its {missing} may be missing from these results; "
             "memory_grep and memory_load work on it already."
@@ -274,7 +280,10 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
         }
         for h in hits
     ]
-    return _answer("\n\n".join(lines), {"results": results, "indexing": indexing})
+    meta: dict[str, Any] = {"results": results, "indexing": indexing}
+    if found.by_words:
+        meta["by_words"] = found.by_words
+    return _answer("\n\n".join(lines), meta)
 
 
 async def memory_grep(memory: TaskMemory, args: GrepArgs, owner: str | None) -> mt.CallToolResult:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from dataclasses import replace
 from typing import Any
 
+import anyio
 import mcp_types as mt
 import numpy as np
 import pytest
@@ -15,10 +17,12 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 from mcp import Client
 
-from offprompt.artifacts import from_block
+from offprompt.artifacts import TextArtifact, from_block
 from offprompt.errors import ConfigError, IncompatibleStoreError
 from offprompt.memory.storage import EmbeddingSpec
+from offprompt.memory.storage import text as text_storage
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.serve.app import build_server
 
 from ..support import DOCS, meta, text_of
 
@@ -127,14 +131,45 @@ async def test_a_paraphrase_with_no_word_of_the_passage_finds_it_in_the_top_five
 async def test_words_are_searchable_before_the_embeddings_are_done(memory: TaskMemory, client: Client) -> None:
     log = access_log({4321: "2026-11-30 13:12:01 [alert] disk quota exceeded on volume VOL_7F3A_DATA"}, count=6000)
     ref = memory.store([from_block(mt.TextContent(text=log))], tool="ssh.tail")  # about a minute of embedding
-    for mode in ("lexical", "hybrid"):
-        found = await query(client, query="what happened to VOL_7F3A_DATA?", mode=mode)
+    for mode in ("lexical", "hybrid"):  # naming the namespace waits the second it takes to reach the word index
+        found = await query(
+            client, query="what happened to VOL_7F3A_DATA?", mode=mode, artifact_namespace=ref.namespace
+        )
         assert "VOL_7F3A_DATA" in found["results"][0]["text"]
         assert found["indexing"] == [ref.namespace] or mode == "lexical"
     lexical = await query(client, query="VOL_7F3A_DATA", mode="lexical")
     assert lexical["indexing"] == []  # all its words are in already
     dense = await client.call_tool("memory_query", {"query": "disk quota", "mode": "dense"})
     assert "Still indexing" in text_of(dense)
+
+
+async def test_a_query_over_the_whole_memory_answers_without_waiting_for_others_writes(
+    memory: TaskMemory, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(text_storage, "CHUNKING_WAIT_SECONDS", 3600.0)  # were it to wait, it would wait for good
+    earlier = memory.store([TextArtifact(value="Saturn's rings are ice and rock.")], tool="space.facts").namespace
+    assert memory.text.wait_chunked(None, 60)  # type: ignore[attr-defined]
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_chunker() -> None:
+        with memory.text._write_lock:  # type: ignore[attr-defined]  # where the chunker writes its chunks
+            held.set()
+            release.wait(120)
+
+    threading.Thread(target=hold_the_chunker, daemon=True).start()
+    held.wait()
+    try:
+        other = memory.store([TextArtifact(value="Saturn has 146 known moons.")], tool="space.facts").namespace
+        with anyio.fail_after(60):  # a guard against hanging, not a measure: the answer comes at once or never
+            result = await client.call_tool("memory_query", {"query": "Saturn", "mode": "lexical"})
+    finally:
+        release.set()
+    found = meta(result)
+    assert [r["artifact_namespace"] for r in found["results"]] == [earlier]
+    assert found["indexing"] == [other]
+    assert f"Still indexing: {other}. Its passages may be missing" in text_of(result)
+    named = await query(client, query="Saturn", mode="lexical", artifact_namespace=other)  # waits for its own
+    assert [r["artifact_namespace"] for r in named["results"]] == [other]
 
 
 async def test_each_mode_answers_with_the_documented_fields(memory: TaskMemory, client: Client) -> None:
@@ -304,6 +339,7 @@ async def test_queries_fuses_phrasings_so_the_passage_both_describe_comes_first(
     memory: TaskMemory, client: Client
 ) -> None:
     memory.store([from_block(mt.TextContent(text=runbook()))], tool="docs.read")
+    assert memory.text.wait_chunked(None, 60)  # type: ignore[attr-defined]  # a query over all waits for nothing
     first = await query(client, query="retry backoff", mode="lexical", top_k=3)
     second = await query(client, query="jitter", mode="lexical", top_k=3)
     assert "## Uploads" not in first["results"][0]["text"]  # each phrasing alone prefers another section
@@ -364,3 +400,54 @@ async def test_a_small_functions_docstring_words_bring_it_back_first_not_its_big
             client, query="how many seconds to wait before the next retry of a failed upload", mode=mode
         )
         assert "def backoff_delay" in found["results"][0]["text"], mode
+
+
+#: While set, the embedding service below is down (as an Ollama or OpenAI endpoint can be).
+EMBEDDING_DOWN = threading.Event()
+
+
+class FlakyWordHashEmbedding(WordHashEmbedding):
+    """A remote embedding service that can be down: the outage is what is under test, not the model."""
+
+    def __call__(self, input: Documents) -> Embeddings:
+        if EMBEDDING_DOWN.is_set():
+            raise ConnectionError("the embedding service refused the connection")
+        return super().__call__(input)
+
+    @staticmethod
+    def name() -> str:
+        return "offprompt-test-flaky-word-hash"
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> FlakyWordHashEmbedding:
+        return FlakyWordHashEmbedding(int(config.get("dims", 512)))
+
+
+register_embedding_function(FlakyWordHashEmbedding)  # type: ignore[no-untyped-call]
+
+
+async def test_with_the_embedding_down_queries_answer_by_words_and_texts_are_embedded_when_it_is_back(
+    settings: MemorySettings,
+) -> None:
+    flaky = replace(settings, embedding=EmbeddingSpec("offprompt-test-flaky-word-hash", {"dims": 512}))
+    memory = TaskMemory.open(flaky)
+    try:
+        async with Client(build_server(memory)) as client:
+            EMBEDDING_DOWN.set()
+            try:
+                ref = memory.store([from_block(mt.TextContent(text=stories_text()))], tool="notes.read")
+                found = await query(
+                    client, query="violin tuned in fifths", mode="hybrid", artifact_namespace=ref.namespace
+                )
+                assert "ConnectionError" in found["by_words"]
+                assert "violin" in found["results"][0]["text"]  # by its words
+                assert found["indexing"] == [ref.namespace]  # not yet searchable by meaning, and not said to be
+            finally:
+                EMBEDDING_DOWN.clear()
+            wait(memory)  # embedded once the service is back, with no restart
+            found = await query(client, query="violin tuned in fifths", mode="dense")
+            assert "by_words" not in found
+            assert found["indexing"] == []
+            assert "violin" in found["results"][0]["text"]
+    finally:
+        memory.close()

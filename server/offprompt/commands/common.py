@@ -18,6 +18,7 @@ def memory_settings(settings: OffpromptSettings) -> MemorySettings:
         chroma=settings.chroma.mode,
         chroma_url=settings.chroma.url,
         postgres=settings.postgres,
+        chroma_token=settings.chroma.auth_token,
         ttl_seconds=settings.ttl_days * 86400 if settings.ttl_days else None,
         max_bytes=settings.max_bytes,
         embedding=EmbeddingSpec(settings.embedding.name, dict(settings.embedding.config)),

@@ -93,7 +93,7 @@ class ChromaSettings(BaseModel):
 
     mode: Literal["persistent", "ephemeral", "http"] = "persistent"
     url: str | None = None
-    auth_token: str | None = None
+    auth_token: str | None = Field(default=None, repr=False)  # a secret: kept out of reprs and logs
 
     _check_url = field_validator("url")(_http_url)
 

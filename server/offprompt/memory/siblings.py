@@ -7,7 +7,7 @@ conversation's references name the memory it had), then takes the first free sib
 Every reference names the memory it is in.
 
 A sibling's results expire only when it is opened, so each start also drops the free siblings whose last
-store is older than the memory's time to live.
+store is older than the memory's time to live (and their collections on a Chroma server).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Final
 
 from offprompt.errors import MemoryLockedError
 from offprompt.memory.dirlock import DirectoryLock
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import MemorySettings, TaskMemory, drop_remote_vectors
 
 __all__ = ["MAX_SIBLINGS", "drop_expired_siblings", "open_free", "sibling"]
 
@@ -96,6 +96,13 @@ def drop_expired_siblings(settings: MemorySettings, own: str) -> list[str]:
             continue  # in use: its own process expires it
         try:
             if time.time() - _last_store(directory) <= settings.ttl_seconds:
+                continue
+            try:
+                drop_remote_vectors(candidate)
+            except Exception as exc:  # any client's failure: the server is away or refuses
+                logger.warning(
+                    "keeping the expired sibling %r until its vectors can be dropped: %s", candidate.name, exc
+                )
                 continue
             # Moved away while locked, deleted after: an opener now finds no directory (and makes a fresh one)
             # or a lock file no longer at its path (and takes it again), never files being deleted.

@@ -43,7 +43,7 @@ from offprompt.memory.outline import Entry, LineIndex, passages
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.outline.passages import Passage
 from offprompt.memory.select import Selection, SelectLimits, Selector, Source
-from offprompt.memory.storage import BackendChoice, EmbeddingSpec, open_backends
+from offprompt.memory.storage import BackendChoice, EmbeddingSpec, drop_vectors, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 from offprompt.memory.storage.files import private_dir, secure_and_sweep
 from offprompt.memory.storage.fusion import reciprocal_rank_fusion
@@ -77,6 +77,8 @@ class MemorySettings:
     chroma_url: str | None = None
     #: A shared memory's PostgreSQL (catalog, texts, lexical index, blobs, indexing queue); None: the embedded one.
     postgres: str | None = field(default=None, repr=False)  # may hold a password: never in a repr or a log
+    #: Sent to the Chroma server with every request (http mode).
+    chroma_token: str | None = field(default=None, repr=False)
     blobs: Literal["file", "memory"] = "file"
     ttl_seconds: float | None = 30 * 24 * 3600
     max_bytes: int | None = 2 * 1024**3
@@ -206,6 +208,18 @@ class Reference:
                 ],
             }
         return meta
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A query's hits; the namespaces in scope not yet searchable in the mode asked for; and, when the search by
+    meaning was unreachable, why the hits are ranked by their words only."""
+
+    hits: list[Hit]
+    indexing: list[str]
+    by_words: str = ""
+    #: Of `indexing`, those not even searchable by their words yet.
+    unchunked: list[str] = field(default_factory=list)
 
 
 class TaskMemory:
@@ -572,19 +586,40 @@ class TaskMemory:
         """The best chunks for `query` in `mode` (hybrid, dense or lexical), and the namespaces in scope that
         are not yet fully indexed for it. With `queries` (more phrasings of the same need), each phrasing is
         ranked on its own and the rankings are fused by reciprocal rank."""
+        found = self.search(query, namespace, top_k, owner, mode, queries)
+        return found.hits, found.indexing
+
+    def search(
+        self,
+        query: str,
+        namespace: str | None = None,
+        top_k: int = 5,
+        owner: str | None = None,
+        mode: SearchMode = "hybrid",
+        queries: Sequence[str] = (),
+    ) -> Answer:
+        """`query`'s answer with what the model must know beside the hits (see :class:`Answer`).
+
+        A query about one namespace, or over the caller's own (an `owner`'s), waits briefly for them to reach
+        the lexical index (their references were just handed out); one over the whole memory never waits on the
+        writes of others: it answers with what is indexed and names what is not yet."""
         scope = self._scope(namespace, owner)
+        wait = namespace is not None or owner is not None
         phrasings = list(dict.fromkeys(q for q in (query, *queries) if q.strip())) or [query]
         if len(phrasings) == 1:
-            hits = self._with_lines(self.text.query(phrasings[0], scope, top_k, mode))
+            ranking = self.text.query(phrasings[0], scope, top_k, mode, wait=wait)
+            hits, by_words = self._with_lines(ranking.hits), ranking.by_words
         else:
             # Each ranking goes deeper than top_k, so that a chunk second-best for every phrasing still counts.
             depth = max(2 * top_k, FUSION_DEPTH)
-            hits = self._with_lines(
-                reciprocal_rank_fusion([self.text.query(q, scope, depth, mode) for q in phrasings], top_k)
-            )
-        pending = self.text.pending(mode)
-        indexing = sorted(pending if scope is None else pending & set(scope))
-        return hits, indexing
+            rankings = [self.text.query(q, scope, depth, mode, wait=wait) for q in phrasings]
+            hits = self._with_lines(reciprocal_rank_fusion([r.hits for r in rankings], top_k))
+            by_words = next((r.by_words for r in rankings if r.by_words), "")
+
+        def in_scope(names: set[str]) -> list[str]:
+            return sorted(names if scope is None else names & set(scope))
+
+        return Answer(hits, in_scope(self.text.pending(mode)), by_words, in_scope(self.text.pending("lexical")))
 
     def _with_lines(self, hits: list[Hit]) -> list[Hit]:
         """Hits with the line each starts in (one read of each text that has hits)."""
@@ -722,6 +757,12 @@ Progress = Callable[[str, int, int], None]
 """Told (step, done, total) as long work goes on."""
 
 
+def drop_remote_vectors(settings: MemorySettings) -> None:
+    """Delete the memory's vectors on a Chroma server, if it keeps them there (before its directory goes); raises
+    if the server can't be reached."""
+    drop_vectors(_choice(settings, readonly=True))
+
+
 def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing: bool = True) -> BackendChoice:
     return BackendChoice(
         directory=settings.directory,
@@ -730,6 +771,7 @@ def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing
         vectors=settings.chroma,
         vectors_url=settings.chroma_url,
         postgres=settings.postgres,
+        vectors_token=settings.chroma_token,
         embedding=settings.embedding,
         readonly=readonly,
         resume_indexing=resume_indexing,

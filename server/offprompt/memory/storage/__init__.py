@@ -6,7 +6,7 @@
 from offprompt.memory.storage.base import BlobStorage, StoredItem, TextStorage
 from offprompt.memory.storage.blob import FileBlobStorage, MemoryBlobStorage
 from offprompt.memory.storage.dense import ChromaLocation, EmbeddingSpec
-from offprompt.memory.storage.registry import BackendChoice, Backends, open_backends
+from offprompt.memory.storage.registry import BackendChoice, Backends, drop_vectors, open_backends
 from offprompt.memory.storage.text import IndexedTextStorage
 
 __all__ = [
@@ -20,5 +20,6 @@ __all__ = [
     "MemoryBlobStorage",
     "StoredItem",
     "TextStorage",
+    "drop_vectors",
     "open_backends",
 ]

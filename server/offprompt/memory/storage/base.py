@@ -65,6 +65,16 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class Ranking:
+    """What a query found, and whether it could rank the way it was asked to."""
+
+    hits: list[Hit]
+    #: Why the chunks are ranked by their words only though meaning was asked for (the dense index or its
+    #: embedding function unreachable); "" when they are ranked as asked.
+    by_words: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class LineMatch:
     namespace: str
     item: int
@@ -115,7 +125,11 @@ class TextStorage(Storage, Protocol):
         namespaces: Collection[str] | None,
         top_k: int,
         mode: SearchMode = "hybrid",
-    ) -> list[Hit]: ...
+        *,
+        wait: bool = True,
+    ) -> Ranking:
+        """The best chunks; with `wait`, first a short wait for these namespaces to reach the lexical index."""
+        ...
 
     def grep(
         self, pattern: str, namespaces: Sequence[tuple[str, int]], max_matches: int

@@ -12,6 +12,7 @@ Chroma and the model load on first use (about two seconds), never at start-up.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -45,6 +46,23 @@ class ChromaLocation:
     mode: Literal["persistent", "ephemeral", "http"] = "persistent"
     path: Path | None = None
     url: str | None = None
+    #: Sent with every request to the Chroma server (http mode); kept out of reprs and logs.
+    auth_token: str | None = field(default=None, repr=False)
+
+    def headers(self) -> dict[str, str]:
+        """The token as Chroma's token auth reads it (`Authorization: Bearer`, Chroma's client default) and as
+        Chroma Cloud and `X-Chroma-Token` setups read it; a gateway in front of the server checks either."""
+        if not self.auth_token:
+            return {}
+        return {"Authorization": f"Bearer {self.auth_token}", "X-Chroma-Token": self.auth_token}
+
+    def http_client(self) -> Any:
+        """A client of the Chroma server (http mode); it connects at once, so it raises if the server is away."""
+        import chromadb
+        from chromadb.config import Settings
+
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        return chromadb.HttpClient(host=self.url or "http://127.0.0.1:8000", headers=self.headers(), settings=settings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,11 +154,13 @@ class ChromaDenseIndex:
         import chromadb.errors
         from chromadb.config import Settings
 
-        function = self._spec.build()
+        if self._function is None:  # kept across reopenings: loading a model takes a second
+            self._function = self._spec.build()
+        function = self._function
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
         name = collection_name(self._memory_name)
         if self._location.mode == "http":
-            self._client = chromadb.HttpClient(host=self._location.url or "http://127.0.0.1:8000", settings=settings)
+            self._client = self._location.http_client()
         elif self._location.mode == "ephemeral":
             # Ephemeral clients in one process share one store: keep each memory's collection apart.
             self._client = chromadb.EphemeralClient(settings=settings)
@@ -169,12 +189,27 @@ class ChromaDenseIndex:
         collection: ChromaCollection = self._client.get_or_create_collection(
             name, embedding_function=function, configuration={"hnsw": {"space": "cosine"}}
         )
-        self._function = function
         if self._tombstones.exists():
             for namespace in set(self._tombstones.read_text(encoding="utf-8").split()):
                 collection.delete(where={"namespace": namespace})
             self._tombstones.unlink()
         return collection
+
+    def drop(self) -> None:
+        """Delete the memory's collection on the Chroma server (a local one goes with the memory's directory)."""
+        import chromadb.errors
+
+        if self._location.mode != "http":
+            return
+        with contextlib.suppress(chromadb.errors.NotFoundError):  # never embedded anything, or dropped already
+            self._location.http_client().delete_collection(collection_name(self._memory_name))
+
+    def check(self) -> None:
+        """Reopen the collection (a restarted server, deletes noted while it was away) and embed a word."""
+        with self._lock:
+            self._collection = None
+        self.open()
+        self.embed(["offprompt"])
 
     def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
         self.open()
@@ -184,10 +219,9 @@ class ChromaDenseIndex:
 
     def embed_query(self, text: str) -> Sequence[float]:
         self.open()
-        if hasattr(self._function, "embed"):
-            vectors = self._function.embed([text])
-        else:  # some models embed queries differently from documents (instruction prefixes)
-            vectors = self._function.embed_query([text])
+        # Some models embed queries differently from documents (instruction prefixes); the bundled one embeds
+        # them on the caller's thread, at the serving threads' priority.
+        vectors = self._function.embed_query([text])
         return [float(x) for x in vectors[0]]
 
     def upsert(self, records: Sequence[ChunkRecord], documents: Sequence[str], vectors: Sequence[Any]) -> None:
@@ -244,13 +278,23 @@ class ChromaDenseIndex:
 
     def delete(self, namespace: str) -> None:
         with self._lock:
-            if self._collection is None:
+            collection = self._collection
+            if collection is None:
                 # Opening Chroma costs a second; note the namespace and drop its chunks when it opens.
-                fd = os.open(self._tombstones, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
-                with os.fdopen(fd, "a", encoding="utf-8") as f:
-                    f.write(namespace + "\n")
+                self._note_deleted(namespace)
                 return
-        self._collection.delete(where={"namespace": namespace})
+        try:
+            collection.delete(where={"namespace": namespace})
+        except Exception as exc:  # a server away: the text is deleted now, its vectors when the server is back
+            logger.warning("dropping the vectors of %s failed (%s): they go when Chroma is reopened", namespace, exc)
+            with self._lock:
+                self._note_deleted(namespace)
+                self._collection = None
+
+    def _note_deleted(self, namespace: str) -> None:
+        fd = os.open(self._tombstones, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
+            f.write(namespace + "\n")
 
     def disk_bytes(self) -> int:
         """A persistent store's files (its SQLite file by used pages); 0 for an ephemeral or remote one."""

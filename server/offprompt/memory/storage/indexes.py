@@ -80,6 +80,10 @@ class DenseIndex(Protocol):
 
     def delete_item(self, namespace: str, item: int) -> None: ...
 
+    def check(self) -> None:
+        """Raise if the index or its embedding function can't be used now (a server down, a model failing)."""
+        ...
+
     def disk_bytes(self) -> int:
         """What it occupies on this machine's disk (0 for a server elsewhere), counted against the quota."""
         ...

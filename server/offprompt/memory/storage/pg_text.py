@@ -139,6 +139,9 @@ class NoDenseIndex:
     def delete_item(self, namespace: str, item: int) -> None:
         pass
 
+    def check(self) -> None:
+        raise InvalidArgumentError(_NO_VECTORS)
+
     def disk_bytes(self) -> int:
         return 0
 

@@ -37,6 +37,7 @@ class BackendChoice:
     blobs: BlobBackend = "file"
     vectors: VectorBackend = "persistent"
     vectors_url: str | None = None
+    vectors_token: str | None = field(default=None, repr=False)
     embedding: EmbeddingSpec = field(default_factory=EmbeddingSpec)
     #: Read the files and the lexical index as they are, write nothing (the command line beside a server).
     readonly: bool = False
@@ -48,7 +49,7 @@ class BackendChoice:
 
 def _chroma(choice: BackendChoice) -> DenseIndex:
     path = choice.directory / "chroma" if choice.vectors == "persistent" else None
-    location = ChromaLocation(mode=choice.vectors, path=path, url=choice.vectors_url)
+    location = ChromaLocation(mode=choice.vectors, path=path, url=choice.vectors_url, auth_token=choice.vectors_token)
     return ChromaDenseIndex(choice.memory_name, location, choice.embedding, choice.directory / "text" / "deleted.txt")
 
 
@@ -66,6 +67,15 @@ DENSE_INDEXES: dict[VectorBackend, Callable[[BackendChoice], DenseIndex]] = {
     "http": _chroma,
 }
 LEXICAL_INDEX: Callable[[BackendChoice], LexicalIndex] = _sqlite_fts
+
+
+def drop_vectors(choice: BackendChoice) -> None:
+    """Delete a memory's vectors where they live apart from its directory (a Chroma server); raises if it is
+    away. Vectors in the directory go with it."""
+    if choice.vectors == "http":
+        index = _chroma(choice)
+        assert isinstance(index, ChromaDenseIndex)
+        index.drop()
 
 
 @dataclass(frozen=True, slots=True)

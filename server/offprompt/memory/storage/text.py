@@ -27,14 +27,11 @@ opens).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import itertools
 import json
 import logging
-import os
 import queue
 import shutil
-import sys
 import threading
 import weakref
 from collections.abc import Collection, Mapping, Sequence
@@ -45,16 +42,17 @@ from typing import Any, Final, get_args
 import numpy as np
 
 from offprompt.artifacts import Artifact
-from offprompt.errors import InvalidArgumentError, NotFoundError
+from offprompt.errors import ConfigError, IncompatibleStoreError, InvalidArgumentError, NotFoundError
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
-from offprompt.memory.storage.base import Hit, IndexState, LineMatch, SearchMode, StoredItem, Window
+from offprompt.memory.storage.base import Hit, IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
 from offprompt.memory.storage.coverage import coverage
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
 from offprompt.memory.storage.files import private_dir, write_atomically
 from offprompt.memory.storage.grep import GrepWorkers
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
+from offprompt.niceness import lower_this_thread
 from offprompt.tokens import TokenIndex, index_tokens, well_formed
 
 __all__ = ["ChromaLocation", "EmbeddingSpec", "IndexState", "IndexedTextStorage", "collection_name", "searchable"]
@@ -63,7 +61,6 @@ logger = logging.getLogger(__name__)
 
 MODES: Final = get_args(SearchMode)
 
-INDEXER_NICENESS = 10
 EMBED_BATCH: Final = 32
 #: The embedder works on one text for at most this many chunks before it looks for a smaller one waiting: a small
 #: result stored while a huge one embeds is searchable by meaning in seconds, not after the huge one.
@@ -77,6 +74,12 @@ DENSE_WEIGHT: Final = 0.6
 COVERAGE_WEIGHT: Final = 0.4
 #: How long a query waits for just-stored text to reach the lexical index.
 CHUNKING_WAIT_SECONDS: Final = 10.0
+#: With the dense index unreachable (a Chroma server down, the embedding function failing), the embedder keeps
+#: its texts and tries again after this long, doubling up to the cap: they are embedded once it is back.
+RETRY_FIRST_SECONDS: Final = 1.0
+RETRY_MAX_SECONDS: Final = 30.0
+#: Failures that retrying won't mend: the configuration is wrong.
+_PERMANENT = (ConfigError, IncompatibleStoreError)
 _OFFSET_BYTES = 4
 
 
@@ -86,6 +89,7 @@ class _Job:
     item: int
     fresh: bool  # stored by this process, so nothing of it is in the indexes yet
     done: int = 0  # chunks already embedded (by earlier slices)
+    retried: bool = False  # failed once with the dense index reachable: a second failure is the text's own
 
 
 class _EmbedQueue:
@@ -165,6 +169,9 @@ class IndexedTextStorage:
         self._threads: list[threading.Thread] = []
         self._grep = GrepWorkers()
         self._closed = False
+        #: Wakes the embedder from its back-off: at close, or when a query reached the dense index again.
+        self._retry = threading.Event()
+        self._outage = False  # the embedder is waiting for the dense index to come back
         # A read-only view (the command line beside a server), or a short-lived one that only searches, uses the
         # indexes as they are rather than finish an earlier process's indexing.
         if not readonly and resume:
@@ -393,9 +400,17 @@ class IndexedTextStorage:
     # -- search --------------------------------------------------------------
 
     def query(
-        self, query: str, namespaces: Collection[str] | None, top_k: int, mode: SearchMode = "hybrid"
-    ) -> list[Hit]:
-        """The `top_k` chunks that best answer `query` in `mode`, best first."""
+        self,
+        query: str,
+        namespaces: Collection[str] | None,
+        top_k: int,
+        mode: SearchMode = "hybrid",
+        *,
+        wait: bool = True,
+    ) -> Ranking:
+        """The `top_k` chunks that best answer `query` in `mode`, best first. With `wait`, first wait briefly
+        for these namespaces to reach the lexical index. With the dense index unreachable, `dense` and `hybrid`
+        rank by words and say why."""
         if top_k <= 0:
             raise InvalidArgumentError(f"top_k must be at least 1, not {top_k}")
         if not query.strip():
@@ -405,7 +420,7 @@ class IndexedTextStorage:
         if self.readonly and mode != "lexical":
             raise InvalidArgumentError("a read-only view of a memory searches by words only: use mode lexical")
         if namespaces is not None and not namespaces:
-            return []
+            return Ranking([])
         depth = max(CANDIDATES, 2 * top_k)
         candidates: dict[str, _Candidate] = {}
 
@@ -419,19 +434,39 @@ class IndexedTextStorage:
                     found.text = documents[k]
 
         names: list[str] = []
-        if mode != "dense":
-            self.wait_chunked(namespaces, CHUNKING_WAIT_SECONDS)
+
+        def by_words() -> None:
+            nonlocal names
+            if wait:
+                self.wait_chunked(namespaces, CHUNKING_WAIT_SECONDS)
             collect("lexical", [(h.record, h.score) for h in self._lexical.search(query, namespaces, depth)])
             names = identifiers(query)
             if names:
                 # Chunks naming the identifiers, even where the query's other words would not rank them high.
                 named = self._lexical.search(query, namespaces, depth, require_any=names)
                 collect("lexical", [(h.record, h.score) for h in named])
+
+        if mode != "dense":
+            by_words()
         vector: Sequence[float] | None = None
+        unavailable = ""
         if mode != "lexical":
-            vector = self._dense.embed_query(chunking.for_embedding(query))
-            nearest = self._dense.search(vector, namespaces, depth)
-            collect("dense", [(r, score) for r, score, _ in nearest], [doc for _, _, doc in nearest])
+            try:
+                vector = self._dense.embed_query(chunking.for_embedding(query))
+                nearest = self._dense.search(vector, namespaces, depth)
+            except _PERMANENT:
+                raise
+            except Exception as exc:  # any client's, any model's failure: answer by words rather than not at all
+                unavailable = _describe(exc)
+                logger.warning("search by meaning failed, answering by words: %s", unavailable)
+                vector = None
+                if mode == "dense":
+                    by_words()
+                mode = "lexical"
+            else:
+                collect("dense", [(r, score) for r, score, _ in nearest], [doc for _, _, doc in nearest])
+                if self._outage:
+                    self._retry.set()  # the index is back: the embedder need not sleep out its back-off
 
         self._read_texts(candidates)
         found = [c for c in candidates.values() if c.text]
@@ -448,16 +483,23 @@ class IndexedTextStorage:
             for c in found:
                 c.score = c.scores.get(mode, 0.0)
         best = sorted(found, key=lambda c: (c.named, c.score), reverse=True)[:top_k]
-        return [
+        hits = [
             Hit(c.record.namespace, c.record.item, c.record.offset, round(c.score, 4), c.text, c.record.start)
             for c in best
         ]
+        return Ranking(hits, by_words=unavailable)
 
     def _complete(self, query: str, vector: Sequence[float] | None, found: Sequence[_Candidate]) -> None:
         """Give each candidate both scores: BM25 to those found by meaning, similarity to those found by words."""
         lexical = self._lexical.scores(query, [c.record for c in found if "lexical" not in c.scores])
         missing = [c.record for c in found if "dense" not in c.scores]
-        dense = self._dense.similarities(vector, missing) if vector is not None else {}
+        try:
+            dense = self._dense.similarities(vector, missing) if vector is not None else {}
+        except _PERMANENT:
+            raise
+        except Exception as exc:  # gone since the search a moment ago: these rank by their words
+            logger.warning("similarities of the chunks found by words failed: %s", _describe(exc))
+            dense = {}
         for c in found:
             c.scores.setdefault("lexical", lexical.get(c.record.id, 0.0))
             if c.record.id in dense:
@@ -521,6 +563,7 @@ class IndexedTextStorage:
     def stop_indexing(self, timeout: float = 10) -> None:
         """Stop the indexing threads after the batch they are on (what is left is resumed on the next open)."""
         self._closed = True
+        self._retry.set()
         with self._state:
             self._state.notify_all()
         self._chunk_queue.put(None)
@@ -569,16 +612,49 @@ class IndexedTextStorage:
 
     def _run_embedder(self) -> None:
         _lower_priority()
+        delay = RETRY_FIRST_SECONDS
         while (job := self._embed_queue.get()) is not None:
             rest: _Job | None = None
             try:
                 rest = self._embed(job)
-            except Exception:
+            except Exception as exc:
+                down = "" if isinstance(exc, _PERMANENT) else self._dense_down()
+                if down and not self._closed:
+                    # Not this text's fault: keep it (and its place) until the index is back.
+                    if not self._outage:
+                        logger.warning(
+                            "the dense index is unreachable (%s): texts are searchable by their words only and are "
+                            "embedded when it is back",
+                            down,
+                        )
+                    self._outage = True
+                    self._embed_queue.put(job, self._chunk_count(job) - job.done)
+                    self._retry.clear()
+                    self._retry.wait(delay)
+                    delay = min(2 * delay, RETRY_MAX_SECONDS)
+                    continue
+                if not isinstance(exc, _PERMANENT) and not job.retried and not self._closed:
+                    # The index answered the check: it may have come back just now. One more try tells.
+                    self._embed_queue.put(replace(job, retried=True), self._chunk_count(job) - job.done)
+                    continue
                 logger.exception("embedding item %s of %s failed; it is searchable by its words only", *_at(job))
+            else:
+                if self._outage:
+                    logger.warning("the dense index is back: embedding the texts stored meanwhile")
+                self._outage = False
+                delay = RETRY_FIRST_SECONDS
             if rest is not None:
                 self._embed_queue.put(rest, self._chunk_count(rest) - rest.done)
             else:
                 self._done(self._pending_dense, job.namespace)
+
+    def _dense_down(self) -> str:
+        """Why the dense index can't be used now (the server down, the model failing); "" if it can."""
+        try:
+            self._dense.check()
+        except Exception as exc:
+            return _describe(exc)
+        return ""
 
     def _chunk(self, job: _Job) -> bool:
         """Cut the item into chunks and put them in the lexical index; False if it was deleted meanwhile."""
@@ -664,6 +740,12 @@ def _hint(meta: Mapping[str, Any]) -> str:
     return " ".join(str(fields[k]) for k in ("uri", "mimeType") if isinstance(fields.get(k), str))
 
 
+def _describe(exc: BaseException) -> str:
+    """An exception in one line, for the model and the log: its type and the start of its message."""
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {message[:200]}" if message else type(exc).__name__
+
+
 def _read_offset(f: Any, token: int) -> int:
     f.seek(token * _OFFSET_BYTES)
     return int.from_bytes(f.read(_OFFSET_BYTES), "little")
@@ -674,7 +756,5 @@ MAX_LINE_CHARS = 400
 
 
 def _lower_priority() -> None:
-    """Indexing yields the CPU to the calls the model is waiting for (Linux sets niceness per thread)."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), INDEXER_NICENESS)
+    """Indexing yields the CPU to the calls the model is waiting for."""
+    lower_this_thread()
