@@ -180,11 +180,20 @@ def test_outlines_are_stored_with_the_text(tmp_path: Path) -> None:
     settings = MemorySettings(name="outline", data_dir=tmp_path)
     memory = TaskMemory.open(settings)
     text = (DOCS / "prose_flask_config.rst").read_text()
+    meta = {"mcp": {"uri": "file:///config.rst"}}
     try:
-        ref = memory.store([TextArtifact(value=text, meta={"mcp": {"uri": "file:///config.rst"}})], tool="fs.read")
+        # Shown in the reference: made by the store.
+        shown = memory.store([TextArtifact(value=text, meta=meta)], tool="fs.read", outline_tokens=400)
+        stored = list((tmp_path / "outline" / "text" / "raw" / shown.namespace).glob("*.outline.json"))
+        assert [p.name for p in stored] == ["0.outline.json"]
+        assert shown.outline[0].title == "Configuration Handling"
+        # Not shown: the indexer makes the same one beside the chunks (the store does not wait for it).
+        ref = memory.store([TextArtifact(value=text, meta=meta)], tool="fs.read")
+        assert memory.text.wait_chunked([ref.namespace], 60)
         stored = list((tmp_path / "outline" / "text" / "raw" / ref.namespace).glob("*.outline.json"))
         assert [p.name for p in stored] == ["0.outline.json"]
         assert memory.outline(ref.namespace) == build(text, hint="file:///config.rst")[0]
+        assert memory.outline(shown.namespace) == memory.outline(ref.namespace)
     finally:
         memory.close()
     reopened = TaskMemory.open(settings)  # read back from disk by a later process
@@ -192,3 +201,19 @@ def test_outlines_are_stored_with_the_text(tmp_path: Path) -> None:
         assert reopened.outline(ref.namespace)[0].title == "Configuration Handling"
     finally:
         reopened.close()
+
+
+def test_an_outline_asked_for_before_the_indexer_made_it_is_made_then(tmp_path: Path) -> None:
+    from offprompt.artifacts import TextArtifact
+    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+    memory = TaskMemory.open(MemorySettings(name="early", data_dir=tmp_path), resume_indexing=False)
+    text = (DOCS / "code_subprocess.py").read_text()
+    try:
+        held: list[object] = []
+        memory.text._enqueue = lambda *job: held.append(job)  # type: ignore[attr-defined,method-assign]
+        ref = memory.store([TextArtifact(value=text)], tool="fs.read")
+        assert held  # the indexer has not run: nothing made the outline yet
+        assert memory.outline(ref.namespace) == build(text)[0]
+    finally:
+        memory.close()

@@ -137,6 +137,21 @@ def test_a_cancelled_call_is_dropped_and_the_next_one_answered(tmp_path: Path) -
     assert line.process.wait(timeout=30) == 0
 
 
+def test_a_fast_lane_call_past_its_timeout_says_so_and_is_cancelled_downstream(tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    line = Line(tmp_path, {"counter": {"COUNTER_EVENTS": str(events)}}, call_timeout_seconds=1)
+    assert line.call(1, "counter__echo", {"text": "warm"})["id"] == 1  # the downstream is up: the fast lane
+    answer = line.call(2, "counter__sleep", {"seconds": 60})
+    assert answer["result"]["isError"] is True
+    assert "did not answer within 1 s" in answer["result"]["content"][0]["text"]
+    deadline = time.monotonic() + 30
+    while "sleep cancelled" not in (events.read_text() if events.exists() else ""):
+        assert time.monotonic() < deadline, "the downstream never heard that the call was given up"
+        time.sleep(0.05)
+    assert line.call(3, "counter__echo", {"text": "next"})["result"]["content"][0]["text"] == "next"
+    assert line.close() == 0
+
+
 def test_memory_tools_and_started_servers_answer_while_another_is_still_starting(tmp_path: Path) -> None:
     events = tmp_path / "events"
     slow = {"COUNTER_START_DELAY": "30", "COUNTER_EVENTS": str(events)}

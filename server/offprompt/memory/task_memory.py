@@ -395,8 +395,11 @@ class TaskMemory:
                     # (lossless) but never indexed, grepped or embedded: base64 is not text to search.
                     meta[DUPLICATE_OF if copy_of is not None else BINARY] = copy_of if copy_of is not None else True
                     stored = self.text.store(namespace, position, artifact, searchable=False)
+                elif (storage := self.storage_for(artifact)) is self.text:
+                    # The outline is made now only if the reference shows it; else the indexer makes it.
+                    stored = self.text.store(namespace, position, artifact, with_outline=outline_tokens > 0)
                 else:
-                    stored = self.storage_for(artifact).store(namespace, position, artifact)
+                    stored = storage.store(namespace, position, artifact)
                 items.append(
                     ItemRecord(
                         item=position,

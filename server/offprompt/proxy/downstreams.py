@@ -9,6 +9,7 @@ the next call to it starts it again.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
@@ -151,6 +152,8 @@ class Downstream:
 
     async def ensure_started(self, tg: TaskGroup) -> McpSession:
         """The live session, starting the server first if it is not running."""
+        if self._session is not None:
+            return self._session  # the common case, without the lock: anyio's yields to the loop at every acquire
         async with self._start_lock:
             if self._session is None:
                 self.last_attempt = anyio.current_time()
@@ -239,7 +242,7 @@ class Downstream:
             return await session.request("tools/call", {"name": tool, "arguments": arguments or {}}, progress)
 
         with self.callers.calling(caller):
-            return await self._guarded(tg, tool, limit, send)
+            return await self._guarded(tg, tool, limit, send, native=True)
 
     async def request_raw(
         self,
@@ -269,8 +272,17 @@ class Downstream:
         return isinstance(self._session, StdioSession) and self.died is None
 
     async def _guarded(
-        self, tg: TaskGroup, tool: str, limit: float | None, send: Callable[[McpSession], Awaitable[T]]
+        self,
+        tg: TaskGroup,
+        tool: str,
+        limit: float | None,
+        send: Callable[[McpSession], Awaitable[T]],
+        *,
+        native: bool = False,
     ) -> T:
+        """`send` to the running server within `limit` seconds, its failures told as offprompt's errors. `native`:
+        `send` is asyncio's own code (the fast lane's StdioSession), so asyncio's timeout bounds it, at half the cost
+        of anyio's on every call; anyio's respects the shielded scopes of the SDK's sessions."""
         if self.died is not None:
             reason, self.died = self.died, None
             raise DownstreamUnavailableError(
@@ -278,6 +290,9 @@ class Downstream:
             )
         session = await self.ensure_started(tg)
         try:
+            if native:
+                async with asyncio.timeout(limit):
+                    return await send(session)
             with anyio.fail_after(limit):
                 return await send(session)
         except TimeoutError:

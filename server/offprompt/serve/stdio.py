@@ -81,6 +81,8 @@ async def serve_stdio(server: Server[Any], lane: FastLane | None) -> None:
         with anyio.move_on_after(DRAIN_SECONDS):
             await connection.drained()
         await connection.to_sdk.aclose()
+        if lane is not None:
+            lane.cancel_all()
         tg.cancel_scope.cancel()
     with anyio.move_on_after(DRAIN_SECONDS):
         await connection.flushed()
@@ -105,7 +107,8 @@ class _Connection:
 
     async def write(self, message: dict[str, Any] | bytes) -> None:
         self.transport.write(message if isinstance(message, bytes) else _dumps(message))
-        await self.protocol.writable.wait()  # a client that reads slowly slows us down, not our memory
+        if not self.protocol.writable.is_set():
+            await self.protocol.writable.wait()  # a client that reads slowly slows us down, not our memory
 
     async def relay_sdk_output(self) -> None:
         async with self.from_sdk:
@@ -172,7 +175,11 @@ class _Connection:
             except ValueError as exc:
                 await self.parse_error(str(exc))
                 continue
-            if isinstance(message, dict) and await self._refused_before_initialize(message):
+            if (
+                isinstance(message, dict)
+                and not self.initialize_seen
+                and await self._refused_before_initialize(message)
+            ):
                 continue
             if lane is not None and isinstance(message, dict):
                 method = message.get("method")
@@ -193,7 +200,7 @@ class _Connection:
                     continue
                 route = lane.route(message)
                 if route is not None:
-                    lane.start(message, route, self.write, tg)
+                    lane.start(message, route, self.write)
                     continue
             await self.to_sdk_send(message)
 
@@ -206,7 +213,7 @@ class _Connection:
             await self.lane.proxy.ready()
         route = self.lane.route(message)
         if route is not None:
-            self.lane.start(message, route, self.write, tg)  # registered in lane.calls before the id leaves
+            self.lane.start(message, route, self.write)  # registered in lane.calls before the id leaves
             self.sdk_requests.discard(message["id"])
         else:
             self.sdk_requests.discard(message.get("id"))

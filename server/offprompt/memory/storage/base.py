@@ -102,7 +102,11 @@ class BlobStorage(Storage, Protocol):
 class TextStorage(Storage, Protocol):
     """Text payloads, readable by token window and searchable."""
 
-    def store(self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True) -> StoredItem: ...
+    def store(
+        self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True, with_outline: bool = True
+    ) -> StoredItem:
+        """Keep the text; `with_outline`: make its outline now (else the indexer makes it, or the first read of it)."""
+        ...
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window: ...
 

@@ -224,8 +224,11 @@ class SharedTextStorage(IndexedTextStorage):
 
     # -- Storage -----------------------------------------------------------------
 
-    def store(self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True) -> StoredItem:
-        """Write the text and its indexes to the database with its indexing job, in one transaction."""
+    def store(
+        self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True, with_outline: bool = True
+    ) -> StoredItem:
+        """Write the text and its indexes to the database with its indexing job, in one transaction. The outline
+        is made now whatever `with_outline` says: the other servers read it from the database."""
         data = well_formed(artifact.to_text()).encode("utf-8")
         index = index_tokens(data)
         lines = LineIndex.of(data)

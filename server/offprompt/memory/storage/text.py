@@ -19,8 +19,8 @@ doesn't, as grep would find it.
 
 Layout under `root`: raw/{namespace}/{item}.txt .idx (uint32 token offsets)
 .lines (uint32 line starts, then the size) .json (kind, hint) .outline.json (the outline, made at store
-time) .embedded (marker); lexical.sqlite3; chroma/ for a
-persistent collection; deleted.txt (namespaces to drop from Chroma when it
+time when the reference shows it, else by the chunker or the first read of it) .embedded (marker);
+lexical.sqlite3; chroma/ for a persistent collection; deleted.txt (namespaces to drop from Chroma when it
 opens).
 """
 
@@ -211,8 +211,11 @@ class IndexedTextStorage:
 
     # -- Storage -------------------------------------------------------------
 
-    def store(self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True) -> StoredItem:
-        """Write the text and its token index; chunk and embed it later unless it is not `searchable`."""
+    def store(
+        self, namespace: str, item: int, artifact: Artifact, *, searchable: bool = True, with_outline: bool = True
+    ) -> StoredItem:
+        """Write the text and its token index; chunk and embed it later unless it is not `searchable`. Its outline
+        is made now `with_outline` (the reference shows it), else by the chunker: ~100 ms of a 1 MB store."""
         data = well_formed(artifact.to_text()).encode("utf-8")  # a lone surrogate is stored as U+FFFD, not a crash
         index = index_tokens(data)
         write_atomically(self._path(namespace, item, ".txt"), data)
@@ -221,7 +224,7 @@ class IndexedTextStorage:
         write_atomically(self._path(namespace, item, ".lines"), lines.to_bytes())
         hint = _hint(artifact.meta)
         sidecar = {"kind": artifact.kind, "hint": hint, "searchable": searchable}
-        if searchable:  # a copy of an earlier item gets its outline when one is asked for
+        if searchable and with_outline:  # a copy of an earlier item gets its outline when one is asked for
             entries = outline.build(data, artifact.kind, hint, index, lines)
             write_atomically(self._path(namespace, item, ".outline.json"), outline.dumps(entries))
         write_atomically(self._path(namespace, item, ".json"), json.dumps(sidecar).encode())
@@ -677,6 +680,11 @@ class IndexedTextStorage:
             if not self._path(job.namespace, job.item, ".txt").exists():
                 return False
             self._lexical.add(job.namespace, job.item, records, texts, titles)
+        if not self._path(job.namespace, job.item, ".outline.json").exists():
+            try:
+                self.outline(job.namespace, job.item)  # made here when the store did not need it
+            except NotFoundError:
+                return False  # deleted meanwhile
         return True
 
     def _chunk_count(self, job: _Job) -> int:
