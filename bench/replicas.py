@@ -11,8 +11,9 @@ POST per call, no `Mcp-Session-Id`, so round-robin is right for them), cycling m
 phase warms every replica first (their first read of the text copies it from PostgreSQL), then times
 `--requests` calls. The clients are raw httpx (no SDK models) so they take little of the CPU the replicas
 need; they, nginx and PostgreSQL all share the machine with the replicas. "CPU ms/req" is the replicas' own
-CPU time per request, "cores busy" how many of the machine's cores were busy (all processes, other users'
-too) during the timed calls: with both near the core count, more replicas cannot add throughput. Phases
+CPU time per request; "cores" how many cores the replicas kept busy ("ours") and all processes of the machine
+(other users' too) during the timed calls: with "all" at the core count the machine is the limit, and more
+replicas can only take a larger share of it from the other processes. Phases
 alternate (1, 3, 1, 3 with `--rounds 2`) so the shared machine's noise falls on both sides.
 
 Without `--postgres` the bench starts a throw-away PostgreSQL cluster on a free loopback port the way
@@ -442,13 +443,15 @@ def main() -> int:
         f"\n{args.clients} concurrent {PROTOCOL} clients (sessionless) through nginx, round-robin; "
         f"{os.cpu_count()} cores\n"
     )
-    print("| round | replicas | requests | seconds | req/s | p50 ms | p95 ms | errors | CPU ms/req | cores busy |")
+    print(
+        "| round | replicas | requests | seconds | req/s | p50 ms | p95 ms | errors | CPU ms/req | cores: ours, all |"
+    )
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
         print(
             f"| {row['round']} | {row['replicas']} | {row['requests']} | {row['seconds']} | {row['req_per_s']} "
             f"| {row['p50_ms']} | {row['p95_ms']} | {row['errors']} | {row['replica_cpu_ms_per_request']} "
-            f"| {row['machine_cores_busy']} |"
+            f"| {row['replicas_cores_busy']}, {row['machine_cores_busy']} |"
         )
     print(f"\nthroughput 3 replicas / 1 replica: {ratio}x (per round: {', '.join(f'{r}x' for r in per_round)})")
     report = {
