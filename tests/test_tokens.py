@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from offprompt import tokens
 from offprompt.tokens import CLEAN_LINE_BREAK, count_tokens, count_tokens_beyond, encoding, index_tokens
 
 from .support import DOCS
@@ -134,3 +137,42 @@ RARE = "𐀀𐀁𐀂 a𐀃b \U0001d440\U0001d441\U0001d442 𠀀𠀁 𒀀𒀁 �
 def test_rare_four_byte_characters_read_back_in_windows_of_any_size() -> None:
     for window in (1, 2, 3, 5):
         assert read_all(RARE.encode(), window) == RARE
+
+
+def test_loading_seeds_the_cache_prepares_the_table_and_never_trusts_a_damaged_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In process, what the two subprocess tests above check across processes (mutation testing runs this one).
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    url, sha256 = (
+        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        tokens._ENCODINGS["o200k_base"][1],
+    )
+    seeded = tmp_path / hashlib.sha1(url.encode()).hexdigest()
+    seeded.write_bytes(b"a truncated download")  # a damaged seed is replaced by the packaged file
+    fresh = tokens._load("o200k_base")
+    assert hashlib.sha256(seeded.read_bytes()).hexdigest() == sha256
+    assert fresh.name == "o200k_base"
+    assert fresh.encode_ordinary(MIXED) == encoding().encode_ordinary(MIXED)
+    assert not list(tmp_path.glob("*.tmp"))
+    assert not list(tmp_path.glob(".*.tmp"))
+    (prepared,) = tmp_path.glob(f"o200k_base.{sha256[:16]}.tiktoken-*.marshal")
+    table = marshal.loads(prepared.read_bytes()[32:])
+    assert set(table) == {"pat_str", "mergeable_ranks", "special_tokens"}
+
+    marked = marshal.dumps({**table, "special_tokens": {**table["special_tokens"], "<|marked|>": 200100}})
+    prepared.write_bytes(hashlib.sha256(marked).digest() + marked)
+    read = tokens._load("o200k_base")  # the prepared table is what a later load reads
+    assert "<|marked|>" in read.special_tokens_set
+    assert read.name == "o200k_base"
+    assert read.encode_ordinary(MIXED) == fresh.encode_ordinary(MIXED)
+
+    damaged = bytearray(prepared.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    prepared.write_bytes(bytes(damaged))
+    assert "<|marked|>" not in tokens._load("o200k_base").special_tokens_set
+    restored = prepared.read_bytes()
+    assert hashlib.sha256(restored[32:]).digest() == restored[:32]
+    assert marshal.loads(restored[32:]) == table
+    assert encoding("cl100k_base") is encoding("cl100k_base")  # loaded once per process
+    assert encoding("cl100k_base").encode("hello") == [15339]
