@@ -237,7 +237,8 @@ def markdown_table() -> str:
         if not before and not after:
             continue
         where = target.module + ("" if target.functions == ("*",) else f" ({', '.join(target.functions)})")
-        sample = (after or before or {}).get("sample", "all")
+        samples = [str(row.get("sample", "all")) for row in (before, after) if row and "note" not in row]
+        sample = samples[0] if len(set(samples)) <= 1 else f"before {samples[0]}, after {samples[1]}"
         lines.append(f"| {where} | {sample} | {cells(before)} | {cells(after)} |")
     return "\n".join(lines)
 

@@ -7,10 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from offprompt import tokens
-from offprompt.tokens import CLEAN_LINE_BREAK, count_tokens, count_tokens_beyond, encoding, index_tokens
+from offprompt.tokens import (
+    CLEAN_LINE_BREAK,
+    TokenIndex,
+    count_tokens,
+    count_tokens_beyond,
+    encoding,
+    index_tokens,
+)
 
 from .support import DOCS
 
@@ -174,5 +182,49 @@ def test_loading_seeds_the_cache_prepares_the_table_and_never_trusts_a_damaged_o
     restored = prepared.read_bytes()
     assert hashlib.sha256(restored[32:]).digest() == restored[:32]
     assert marshal.loads(restored[32:]) == table
+    monkeypatch.setattr(tokens, "_loaded", {})  # a fresh process: each encoding is loaded once, then reused
     assert encoding("cl100k_base") is encoding("cl100k_base")  # loaded once per process
     assert encoding("cl100k_base").encode("hello") == [15339]
+
+
+def test_a_text_ending_inside_a_rare_character_reads_back_and_windows_start_on_whole_characters() -> None:
+    # The last token of these starts on the 2nd byte of a 4-byte character: it moves to the end of the text.
+    for text in ("q 𐀀", "ab 𐀀𐀁𐀂", "x \U0001d440", RARE.rstrip()):
+        data = text.encode()
+        assert read_all(data, 1) == text
+        index = index_tokens(data)
+        lengths = [len(encoding().decode_single_token_bytes(t)) for t in encoding().encode_ordinary(text)]
+        raw = [sum(lengths[:n]) for n in range(len(lengths) + 1)]
+        for start, whole in zip(raw, index.offsets.tolist(), strict=True):
+            # a window from token k starts at its first whole character: never with bytes of token k - 1
+            assert start <= whole <= start + 3
+            assert whole == len(data) or data[whole] & 0xC0 != 0x80
+
+
+def test_windows_at_the_edges_and_the_index_as_stored_on_disk() -> None:
+    text = "grep hit at the very start\nand more lines\n"
+    index = index_tokens(text.encode())
+    assert index.token_at(0) == 0  # a grep match at byte 0 loads a window from the first token
+    assert index.byte_span(3, 0) == (index.byte_span(3, 1)[0],) * 2  # no tokens asked: an empty window
+    assert index.byte_span(-5, 1) == index.byte_span(0, 1)
+    assert index.byte_span(index.tokens + 9, 4) == (len(text), len(text))
+    stored = index.to_bytes()
+    assert stored == b"".join(int(o).to_bytes(4, "little") for o in index.offsets)  # 4 bytes, little-endian
+    again = TokenIndex.from_bytes(stored)
+    assert again.offsets.dtype == np.uint32
+    assert again.offsets.tolist() == index.offsets.tolist()
+    assert again.byte_span(2, 3) == index.byte_span(2, 3)
+
+
+def test_a_lone_surrogate_beside_a_special_token_string_is_counted_not_refused() -> None:
+    text = "\ud800 <|endoftext|> and <|fim_prefix|>"
+    assert count_tokens(text) == len(encoding().encode_ordinary(text))
+
+
+def test_a_text_under_the_limit_at_first_is_decided_from_a_longer_prefix() -> None:
+    # 81 characters in 2 tokens: the first prefix (limit x 8 characters) is under the limit, the next one over.
+    rules = ("-" * 80 + "\n") * 300
+    for limit in (2, 10, 18):
+        counted, over = count_tokens_beyond(rules, limit)
+        assert over
+        assert limit < counted < count_tokens(rules)  # "N tokens or more is over the limit": N is more
