@@ -21,7 +21,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from starlette.responses import PlainTextResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from offprompt.errors import ConfigError
 from offprompt.serve.http import RequestGuard, TransportSettings, is_loopback, owner_id, parse_tokens
@@ -461,7 +461,7 @@ async def guarded(
         return await http.get("/mcp", headers=headers)
 
 
-LOCAL = TransportSettings(transport="http", allowed_hosts=("Tools.Example.COM.",))
+LOCAL = TransportSettings(transport="http", allowed_hosts=("Tools.Example.COM.", "XBOX", "[2001:DB8:0::1]"))
 
 
 @pytest.mark.parametrize(
@@ -473,6 +473,8 @@ LOCAL = TransportSettings(transport="http", allowed_hosts=("Tools.Example.COM.",
         ("[::1]:8765", 200),
         ("[0:0::1]", 200),  # the same address written longer
         ("tools.example.com", 200),  # an --allow-host, in any case, with or without its final dot
+        ("xbox:8765", 200),
+        ("[2001:db8::1]:8765", 200),  # an --allow-host address, written either way
         ("evil.example", 421),
         ("127.0.0.1.evil.example", 421),
         ("localhost.evil.example:80", 421),
@@ -483,13 +485,16 @@ LOCAL = TransportSettings(transport="http", allowed_hosts=("Tools.Example.COM.",
         ("", 421),
     ],
 )
-async def test_the_guard_answers_only_requests_addressed_to_a_local_name(host: str, status: int) -> None:
+async def test_the_guard_answers_only_requests_addressed_to_a_local_name(
+    host: str, status: int, caplog: pytest.LogCaptureFixture
+) -> None:
     response = await guarded(LOCAL, {"Host": host})
     assert response.status_code == status
     if status == 421:
         assert response.text == (
             "Misdirected request: this offprompt answers only to localhost names (see --allow-host)."
         )
+        assert f"refused a request addressed to Host {host!r}" in caplog.messages
 
 
 @pytest.mark.parametrize(
@@ -508,16 +513,20 @@ async def test_the_guard_answers_only_requests_addressed_to_a_local_name(host: s
         ("", 403),
     ],
 )
-async def test_the_guard_refuses_a_foreign_web_origin(origin: str, status: int) -> None:
+async def test_the_guard_refuses_a_foreign_web_origin(
+    origin: str, status: int, caplog: pytest.LogCaptureFixture
+) -> None:
     response = await guarded(LOCAL, {"Origin": origin})
     assert response.status_code == status
     if status == 403:
         assert response.text == "Forbidden: requests from this web origin are not allowed."
+        assert f"refused a request from Origin {origin!r}" in caplog.messages
 
 
-async def test_the_guard_says_how_to_authenticate_and_which_token_was_wrong() -> None:
+async def test_the_guard_says_how_to_authenticate_and_which_token_was_wrong(caplog: pytest.LogCaptureFixture) -> None:
     settings = TransportSettings(transport="http", auth_tokens=(ALICE, BOB))
     missing = await guarded(settings, {})
+    assert caplog.messages == ["refused a request: send `Authorization: Bearer <token>`"]
     assert missing.status_code == 401
     assert missing.headers["WWW-Authenticate"] == 'Bearer realm="offprompt"'
     assert missing.text == "Unauthorized: send `Authorization: Bearer <token>`."
@@ -526,6 +535,7 @@ async def test_the_guard_says_how_to_authenticate_and_which_token_was_wrong() ->
         assert refused.status_code == 401, wrong
         assert refused.headers["WWW-Authenticate"] == 'Bearer realm="offprompt", error="invalid_token"'
         assert refused.text == "Unauthorized: the bearer token is not valid."
+        assert caplog.messages[-1] == "refused a request: the bearer token is not valid"
     seen: list[Scope] = []
     assert (await guarded(settings, {"Authorization": f"Bearer {ALICE}"}, seen)).status_code == 200
     assert seen[0]["user"].access_token.client_id == owner_id(ALICE)
@@ -540,14 +550,20 @@ async def test_without_tokens_the_guard_names_no_caller_and_still_drops_the_cred
     assert "user" not in seen[0]
     assert all(name != b"authorization" for name, _ in seen[0]["headers"])
     # Other traffic than HTTP requests (the server's lifespan) passes untouched.
-    passed: list[Scope] = []
+    passed: list[object] = []
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        passed.append(scope)
+        passed.extend((scope, receive, send))
+
+    async def receive() -> Message:
+        return {"type": "lifespan.startup"}
+
+    async def send(message: Message) -> None:
+        pass
 
     lifespan: Scope = {"type": "lifespan", "headers": [(b"host", b"evil.example")]}
-    await RequestGuard(app, LOCAL)(lifespan, None, None)  # type: ignore[arg-type]
-    assert passed == [lifespan]
+    await RequestGuard(app, LOCAL)(lifespan, receive, send)
+    assert passed == [lifespan, receive, send]
 
 
 def test_the_guards_owner_of_a_token_is_stable_across_versions() -> None:
