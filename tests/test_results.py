@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -209,7 +210,10 @@ def test_the_settings_reach_the_boundary() -> None:
     )
 
 
-async def test_failures_become_error_results_that_say_what_went_wrong(memory: TaskMemory) -> None:
+async def test_failures_become_error_results_that_say_what_went_wrong(
+    memory: TaskMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="offprompt.results")
     boundary = ResultBoundary(memory)
     own = await boundary.answer(site(), answering(InvalidArgumentError("no such path: use memory_list")))
     assert own.is_error
@@ -217,18 +221,29 @@ async def test_failures_become_error_results_that_say_what_went_wrong(memory: Ta
     crash = await boundary.answer(site(), answering(RuntimeError("disk on fire")))
     assert crash.is_error
     assert model_text(crash) == "files.read failed in offprompt (RuntimeError: disk on fire); see offprompt's log."
+    assert caplog.messages[-1] == "files.read failed in offprompt"  # with the traceback
     hidden = await boundary.answer(site("always"), answering(RuntimeError("token=abc123")))
     assert hidden.is_error
-    assert "abc123" not in model_text(hidden)
-    assert "RuntimeError" in model_text(hidden)
+    assert model_text(hidden) == (
+        "files.read failed in offprompt (RuntimeError); its tool is marked sensitive, so the error's text is not "
+        "shown. See offprompt's log."
+    )
+    assert caplog.messages[-1] == "files.read failed in offprompt (RuntimeError)"
     malformed = {"content": [{"type": "text", "text": 5}]}
     bad = await boundary.answer(site(), answering(malformed))
     assert bad.is_error
     assert model_text(bad).startswith("files.read answered with a malformed tool result (content.0")
+    assert re.fullmatch(r"files\.read answered with a malformed tool result \(\d+ problems\)", caplog.messages[-1])
+    not_object = await boundary.answer(site(), answering(["a list"]))
+    assert model_text(not_object).startswith("files.read answered with a malformed tool result (result: ")
     bad = await boundary.answer(site("always"), answering({"content": [{"type": "text", "text": 5, "x": "s3cr3t"}]}))
     assert bad.is_error
     assert "s3cr3t" not in everything(bad)
-    assert "marked sensitive" in model_text(bad)
+    assert model_text(bad) == (
+        'files.read answered with a malformed tool result. Its tool is marked sensitive ("off_prompt": "always"), '
+        "so nothing of it is shown; the server's own log may say more."
+    )
+    assert "s3cr3t" not in caplog.text
     with pytest.raises(MCPError):  # a downstream's protocol error goes back as the JSON-RPC error it was
         await boundary.answer(site(), answering(MCPError(code=-32602, message="unknown tool")))
     with pytest.raises(MCPError):
@@ -244,7 +259,10 @@ async def test_the_fast_lane_relays_the_downstreams_own_bytes_or_the_reference_a
 ) -> None:
     boundary = ResultBoundary(memory, SMALL_SETTINGS)
     raw = {"content": [{"type": "text", "text": "ok"}], "isError": False}
-    assert await boundary.relay(site(), answering(raw)) == dumps(raw)
+    seen: list[object] = []
+    call = site(arguments={"path": "a", INTENT: "why"}, intent=True)
+    assert await boundary.relay(call, answering(raw, seen)) == dumps(raw)
+    assert seen == [{"path": "a"}]  # the fast lane forwards the tool's arguments, not offprompt's intent
     not_object = await boundary.relay(site(), answering(["a"]))
     assert not_object == {
         "content": [{"type": "text", "text": "files.read answered with a result that is not an object."}],
@@ -272,6 +290,8 @@ async def test_secrets_in_a_result_become_handles_unless_the_tool_passes_them(me
     relayed = await boundary.relay(site(), answering(raw))
     assert isinstance(relayed, dict)
     assert GHP not in json.dumps(relayed)
+    assert not relayed.get("isError")
+    assert relayed["content"][0]["text"].startswith(f"token: {HANDLE_MARK}")
     assert await boundary.relay(site(secrets="pass"), answering(raw)) == dumps(raw)
     passed = await boundary.answer(site(secrets="pass"), answering(raw))
     assert GHP in model_text(passed)
