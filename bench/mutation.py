@@ -137,7 +137,9 @@ def scratch_copy(target: Target, tests_from: str | None) -> Path:
     return root
 
 
-def run_target(name: str, target: Target, tests_from: str | None, every: int) -> dict[str, object]:
+def run_target(
+    name: str, target: Target, tests_from: str | None, every: int, only: list[str] | None = None
+) -> dict[str, object]:
     root = scratch_copy(target, tests_from)
     selection = re.findall(r"pytest_add_cli_args_test_selection = (.*)", (root / "pyproject.toml").read_text())
     if not json.loads(selection[-1]):
@@ -145,7 +147,8 @@ def run_target(name: str, target: Target, tests_from: str | None, every: int) ->
         return {"module": f"server/offprompt/{target.module}", "mutants": 0, "note": "no test file covers it"}
     env = {**os.environ, "PYTHONPATH": str(root / "mutants" / "src"), "HF_HUB_OFFLINE": "1"}
     started = time.monotonic()
-    command = ["nice", "-n", "19", str(MUTMUT), "run", "--max-children", "1", *sample_globs(target.functions, every)]
+    chosen = only if only is not None else sample_globs(target.functions, every)
+    command = ["nice", "-n", "19", str(MUTMUT), "run", "--max-children", "1", *chosen]
     subprocess.run(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     listed = subprocess.run(
         [str(MUTMUT), "results", "--all", "true"], cwd=root, env=env, capture_output=True, text=True, check=False
@@ -200,6 +203,28 @@ def mutant_diffs(root: Path, env: dict[str, str], mutants: list[str]) -> dict[st
     return dict(json.loads(shown.stdout)) if shown.returncode == 0 else {}
 
 
+def recheck(name: str, last: dict[str, Any], tests_from: str | None) -> dict[str, Any]:
+    """The last run's row with its survivors run again: those the tests now kill move to killed."""
+    left = sorted(set(last.get("survivors", {})) | set(last.get("equivalents", {})))
+    if not left:
+        return last
+    again = run_target(name, TARGETS[name], tests_from, 1, only=left)
+    killed = int(last["killed"]) + int(again["killed"])  # type: ignore[call-overload]
+    equivalent, survived = int(again["equivalent"]), int(again["survived"])  # type: ignore[call-overload]
+    total = int(last["mutants"])
+    return {
+        **last,
+        "killed": killed,
+        "equivalent": equivalent,
+        "survived": survived,
+        "score": round((killed + equivalent) / total, 3) if total else None,
+        "survivors": again["survivors"],
+        "equivalents": again["equivalents"],
+        "rechecked": len(left),
+        "seconds": int(last.get("seconds", 0)) + int(again["seconds"]),  # type: ignore[call-overload]
+    }
+
+
 def commit() -> str:
     found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
     return found.stdout.strip()
@@ -248,6 +273,11 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", choices=sorted(TARGETS), help="modules to mutate (default: all)")
     parser.add_argument("--tests-from", help="run the tests of this git revision instead of this tree's")
     parser.add_argument("--every", type=int, default=1, choices=[1, 2, 5, 10], help="mutate a 1-in-N sample")
+    parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="run again only the mutants that survived in the label's last run (after new tests), and update it",
+    )
     parser.add_argument("--label", default="latest", help="results go to bench/results/mutation-LABEL.json")
     parser.add_argument("--table", action="store_true", help="print the before/after Markdown table and exit")
     parser.add_argument("--readme", action="store_true", help="write that table into the README's testing section")
@@ -267,7 +297,10 @@ def main() -> None:
     report.update({"commit": commit(), "tests_from": args.tests_from or "this tree", "every": args.every})
     modules = report.setdefault("modules", {})
     for name in args.only or list(TARGETS):
-        row = run_target(name, TARGETS[name], args.tests_from, args.every)
+        if args.survivors:
+            row = recheck(name, modules[name], args.tests_from)
+        else:
+            row = run_target(name, TARGETS[name], args.tests_from, args.every)
         modules[name] = row
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=2) + "\n")
