@@ -20,6 +20,7 @@ from mcp import Client, ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.types import Message, Receive, Scope, Send
 
@@ -564,6 +565,17 @@ async def test_without_tokens_the_guard_names_no_caller_and_still_drops_the_cred
     lifespan: Scope = {"type": "lifespan", "headers": [(b"host", b"evil.example")]}
     await RequestGuard(app, LOCAL)(lifespan, receive, send)
     assert passed == [lifespan, receive, send]
+
+
+async def test_the_guard_passes_the_request_body_on() -> None:
+    async def echo(scope: Scope, receive: Receive, send: Send) -> None:
+        body = await Request(scope, receive).body()
+        await PlainTextResponse(body.decode())(scope, receive, send)
+
+    guard = RequestGuard(echo, TransportSettings(transport="http", auth_tokens=(ALICE,)))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=guard), base_url="http://127.0.0.1:1") as http:
+        response = await http.post("/mcp", content=b'{"jsonrpc": "2.0"}', headers={"Authorization": f"Bearer {ALICE}"})
+    assert response.text == '{"jsonrpc": "2.0"}'
 
 
 def test_the_guards_owner_of_a_token_is_stable_across_versions() -> None:
