@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import json
 import marshal
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -228,3 +229,13 @@ def test_a_text_under_the_limit_at_first_is_decided_from_a_longer_prefix() -> No
         counted, over = count_tokens_beyond(rules, limit)
         assert over
         assert limit < counted < count_tokens(rules)  # "N tokens or more is over the limit": N is more
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG_CACHE_HOME is the Linux cache directory")
+def test_the_encodings_are_seeded_under_offprompts_own_cache_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert tokens.seed_tiktoken_cache() == tmp_path / "offprompt" / "tiktoken"
+    assert os.environ["TIKTOKEN_CACHE_DIR"] == str(tmp_path / "offprompt" / "tiktoken")  # where tiktoken looks
