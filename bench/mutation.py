@@ -58,7 +58,10 @@ TARGETS: dict[str, Target] = {
         # Both start a fresh interpreter (~5 s each, per mutant); the in-process loading test covers the same code.
         keyword="not load_offline_from_the_packaged_files and not later_process_reads_the_prepared_table",
     ),
-    "tools": Target("tools.py", ("tests/test_memory_tools.py",)),
+    # memory_select and memory_outline are tested in their own files (in process too).
+    "tools": Target(
+        "tools.py", ("tests/test_memory_tools.py", "tests/test_memory_select.py", "tests/test_line_reads.py")
+    ),
     "task_memory": Target(
         "memory/task_memory.py",
         ("tests/test_memory_tools.py", "tests/memory/test_persistence.py"),
