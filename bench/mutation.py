@@ -60,7 +60,10 @@ TARGETS: dict[str, Target] = {
     ),
     # memory_select and memory_outline are tested in their own files (in process too).
     "tools": Target(
-        "tools.py", ("tests/test_memory_tools.py", "tests/test_memory_select.py", "tests/test_line_reads.py")
+        "tools.py",
+        ("tests/test_memory_tools.py", "tests/test_memory_select.py", "tests/test_line_reads.py"),
+        # That one gives jq 6 s of wall time: niced on a loaded machine it fails the clean run.
+        keyword="not each_limit_stops_the_expression",
     ),
     "task_memory": Target(
         "memory/task_memory.py",
