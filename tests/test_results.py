@@ -30,9 +30,9 @@ from offprompt.secrets import HANDLE_MARK
 from offprompt.serve.app import build_server
 from offprompt.tokens import count_tokens
 
-from .memory.test_retrieval import WordHashEmbedding  # noqa: F401  (registers the word-hash embedding)
 from .secrets.corpus import GHP
 from .support import REPO, offprompt_command, subprocess_env, text_of
+from .word_hash import WordHashEmbedding  # noqa: F401  (registers the word-hash embedding)
 
 pytestmark = pytest.mark.anyio
 

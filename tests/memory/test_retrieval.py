@@ -3,7 +3,6 @@ the embeddings are done; texts still read back byte for byte; the embedding func
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from dataclasses import replace
@@ -11,9 +10,8 @@ from typing import Any
 
 import anyio
 import mcp_types as mt
-import numpy as np
 import pytest
-from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.api.types import Documents, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 from mcp import Client
 
@@ -25,6 +23,7 @@ from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.serve.app import build_server
 
 from ..support import DOCS, meta, text_of
+from ..word_hash import WordHashEmbedding
 
 pytestmark = pytest.mark.anyio
 
@@ -233,36 +232,6 @@ async def test_code_prose_log_and_json_still_read_back_byte_for_byte(
 
 
 # -- the embedding function is a choice a memory remembers ----------------------------------------------------------
-
-
-class WordHashEmbedding(EmbeddingFunction[Documents]):
-    """A stand-in for another model (the seam under test is the choice, not the model): hashed words."""
-
-    def __init__(self, dims: int = 512) -> None:
-        self.dims = dims
-
-    def __call__(self, input: Documents) -> Embeddings:
-        out = []
-        for text in input:
-            vector = np.zeros(self.dims, dtype=np.float32)
-            for word in re.findall(r"\w+", text.lower()):
-                vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dims] += 1.0
-            out.append(vector / max(float(np.linalg.norm(vector)), 1e-9))
-        return out
-
-    @staticmethod
-    def name() -> str:
-        return "offprompt-test-word-hash"
-
-    def get_config(self) -> dict[str, Any]:
-        return {"model": f"word-hash-{self.dims}", "dims": self.dims}
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> WordHashEmbedding:
-        return WordHashEmbedding(int(config.get("dims", 512)))
-
-
-register_embedding_function(WordHashEmbedding)  # type: ignore[no-untyped-call]
 
 
 def test_a_memory_remembers_its_embedding_function_and_refuses_another(settings: MemorySettings) -> None:
