@@ -61,7 +61,12 @@ TARGETS: dict[str, Target] = {
     # memory_select and memory_outline are tested in their own files (in process too).
     "tools": Target(
         "tools.py",
-        ("tests/test_memory_tools.py", "tests/test_memory_select.py", "tests/test_line_reads.py"),
+        (
+            "tests/test_memory_tools.py",
+            "tests/test_memory_select.py",
+            "tests/test_line_reads.py",
+            "tests/test_tool_limits.py",
+        ),
         # That one gives jq 6 s of wall time: niced on a loaded machine it fails the clean run.
         keyword="not each_limit_stops_the_expression",
     ),

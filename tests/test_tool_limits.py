@@ -82,3 +82,15 @@ async def test_memory_list_stays_small_whatever_the_stored_arguments(memory: Tas
     assert rows[1]["arguments"]["…"] == "[980 more arguments not shown]"
     assert rows[1]["arguments"]["arg0"] == 0  # short values stay as they were
     json.dumps(rows)  # still plain JSON for programs
+
+
+async def test_memory_list_counts_and_cuts_non_ascii_arguments_as_characters(
+    memory: TaskMemory, client: Client
+) -> None:
+    # 250 characters as JSON; 1,240 if escaped as \u00e9: a list of accented names must not be cut as if long.
+    names = {"names": ["é" * 40] * 5, "long": ["é" * 400]}
+    memory.store([TextArtifact(value="stored")], tool="crm.lookup", arguments=names)
+    shown = meta(await client.call_tool("memory_list", {"limit": 1}))["namespaces"][0]["arguments"]
+    assert shown["names"] == names["names"]
+    assert shown["long"].startswith('["éééé')
+    assert shown["long"].endswith("… [cut: 404 characters]")
