@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import re
+import subprocess
 import sys
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,3 +95,40 @@ def public_name(server: str, tool: str) -> str:
     except ImportError:
         return f"{server}__{tool}"
     return name(server, tool)
+
+
+@contextmanager
+def serving_http(
+    command: list[str], env: Mapping[str, str] | None = None, timeout: float = 60
+) -> Iterator[tuple[str, int]]:
+    """Run `offprompt serve --transport http …` until the block ends; yields the URL it serves at and its pid."""
+    process = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+    )
+    urls: queue.Queue[str | None] = queue.Queue()
+    log: list[str] = []
+
+    def drain() -> None:  # keep reading, so a chatty server never blocks on a full pipe
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            if found := re.search(r"offprompt: serving MCP at (\S+)", line):
+                urls.put(found[1])
+        urls.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        try:
+            url = urls.get(timeout=timeout)
+        except queue.Empty:
+            url = None
+        if url is None:
+            raise RuntimeError("offprompt serve --transport http did not start:\n" + "".join(log[-20:]))
+        yield url, process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

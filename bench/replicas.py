@@ -28,22 +28,21 @@ import asyncio
 import json
 import os
 import platform
-import queue
-import re
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
+from bench.peers import serving_http
 from bench.timing import percentile
 
 RESULTS = Path(__file__).parent / "results" / "replicas.json"
@@ -194,36 +193,8 @@ def replica(config: Path, data_dir: Path) -> Iterator[tuple[str, int]]:
     offprompt = Path(sys.executable).with_name("offprompt")
     command = [str(offprompt), "serve", "--config", str(config), "--data-dir", str(data_dir)]
     command += ["--transport", "http", "--host", "127.0.0.1", "--port", "0"]
-    process = subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
-    )
-    urls: queue.Queue[str | None] = queue.Queue()
-    log: list[str] = []
-
-    def drain() -> None:  # keep reading, so a chatty server never blocks on a full pipe
-        assert process.stderr is not None
-        for line in process.stderr:
-            log.append(line)
-            if found := re.search(r"offprompt: serving MCP at http://(\S+?)/", line):
-                urls.put(found[1])
-        urls.put(None)
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        try:
-            address = urls.get(timeout=180)
-        except queue.Empty:
-            address = None
-        if address is None:
-            raise SystemExit("offprompt serve did not start:\n" + "".join(log[-20:]))
-        yield address, process.pid
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serving_http(command, env, timeout=180) as (url, pid):
+        yield urlsplit(url).netloc, pid
 
 
 # -- the 2026-07-28 client -----------------------------------------------------------------------------------------

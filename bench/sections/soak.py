@@ -12,10 +12,6 @@ load what every call needs once) says how much each 1,000 requests keep for good
 from __future__ import annotations
 
 import asyncio
-import queue
-import re
-import subprocess
-import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -71,29 +67,8 @@ def _serve(data_dir: Path, memory_name: str) -> Iterator[tuple[str, int]]:
         "serve", "--transport", "http", "--host", "127.0.0.1", "--port", "0", "--data-dir", str(data_dir),
         "--memory-name", memory_name,
     )  # fmt: skip
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    urls: queue.Queue[str | None] = queue.Queue()
-
-    def drain() -> None:  # keep reading, so the server never blocks on a full pipe
-        assert process.stderr is not None
-        for raw in process.stderr:
-            if found := re.search(r"offprompt: serving MCP at (\S+)", raw.decode(errors="replace")):
-                urls.put(found[1])
-        urls.put(None)
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        url = urls.get(timeout=60)
-        if url is None:
-            raise RuntimeError("offprompt serve --transport http did not start")
-        yield url, process.pid
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with peers.serving_http(command) as served:
+        yield served
 
 
 def _calls(namespace: str) -> list[tuple[str, dict[str, Any]]]:
