@@ -288,6 +288,15 @@ def test_structured_content_is_selected_like_a_json_text(memory: TaskMemory) -> 
     assert json.loads(selected.text) == sorted(original["dependencies"])
 
 
+def test_a_json_resource_is_selected_like_a_json_text(memory: TaskMemory) -> None:
+    text = LOCK.read_text()
+    resource = mt.TextResourceContents(uri="file:///peers/package-lock.json", mime_type="application/json", text=text)
+    result = mt.CallToolResult(content=[mt.EmbeddedResource(type="resource", resource=resource)])
+    namespace = memory.store(from_result(result), tool="fs.read_resource").namespace
+    expression = '[.packages[] | select(.license == "MIT")] | length'
+    assert json.loads(memory.select(namespace, expression).text) == jq_all(expression, json.loads(text))[0]
+
+
 async def test_a_worker_killed_between_calls_is_replaced(memory: TaskMemory, client: Client) -> None:
     namespace = store_json_text(memory, PACKAGE.read_text(), "fs.read_text_file")
     assert text_of(await select(client, namespace, "length")) == str(len(json.loads(PACKAGE.read_text())))

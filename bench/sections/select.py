@@ -1,4 +1,4 @@
-"""7. memory_select: jq over stored JSON against the jq library alone, other calls meanwhile, tokens to an answer.
+"""8. memory_select: jq over stored JSON against the jq library alone, other calls meanwhile, tokens to an answer.
 
 Calls go through the memory tools end to end, in process (`mcp.Client` on
 `app.build_server`). The baseline is the `jq` library run in this process on
@@ -32,7 +32,7 @@ from offprompt.serve.app import build_server
 from offprompt.tokens import count_tokens
 
 NAME = "select"
-TITLE = "7. memory_select"
+TITLE = "8. memory_select"
 TARGET_RATIO = 1.5
 FIELDS = ("id", "name", "email", "active", "score", "city", "age", "team", "created", "tags")
 EXPRESSIONS = {"length": "length", "10-field projection": f"[.[] | {{{', '.join(FIELDS)}}}]"}
