@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import pty
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,10 @@ async def test_reading_works_and_writing_waits_while_a_server_holds_the_memory(t
             assert "handled request 42\n" in query["results"][0]["text"]
             cat = await anyio.to_thread.run_sync(spawn, "memory", "cat", ns, "--line", "3", *where)
             assert cat.stdout.startswith("2026-11-30T00:00:02 INFO worker-2 handled request 2\n")
+            shown = _json(await anyio.to_thread.run_sync(spawn, "memory", "show", ns, *where, "--json"))
+            assert (shown["tool"], shown["arguments"]) == ("counter.lines", {"count": LINES})
+            assert [i["kind"] for i in shown["items"]] == ["text", "json"]
+            assert f"{LINES}x INFO worker-<n> handled request <*>" in "\n".join(shown["outline"])
 
             refused = await anyio.to_thread.run_sync(spawn, "memory", "rm", ns, *where)
             assert refused.returncode == 2
@@ -116,3 +122,28 @@ async def test_serve_flags_ephemeral_threshold_preview_and_ttl(tmp_path: Path) -
     memory_dir = Path(line.removeprefix("offprompt: memory ").split(";")[0])
     assert memory_dir.name == "default"
     assert not memory_dir.parent.exists()  # the temporary data directory went with the server
+
+
+def test_serve_at_a_terminal_says_it_waits_for_a_client_and_from_a_pipe_does_not(tmp_path: Path) -> None:
+    """Someone who types `offprompt serve` in a shell sees why nothing happens; a client's pipe gets no such line."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {}}))
+    command = offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data"))
+    said: dict[str, str] = {}
+    for kind in ("terminal", "pipe"):
+        leader, follower = pty.openpty() if kind == "terminal" else os.pipe()
+        server = subprocess.Popen(command, stdin=follower, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        os.close(follower)
+        assert server.stderr is not None
+        lines: list[str] = []
+        for line in server.stderr:  # the start-up line comes last, once the (no) servers are up
+            lines.append(line)
+            if line.startswith("offprompt: memory "):
+                break
+        server.terminate()
+        server.wait(timeout=60)
+        os.close(leader)
+        said[kind] = "".join(lines)
+    assert "offprompt: waiting for an MCP client on stdin" in said["terminal"]
+    assert "Ctrl-C" in said["terminal"]
+    assert "waiting for an MCP client" not in said["pipe"]

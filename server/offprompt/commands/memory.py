@@ -455,7 +455,8 @@ def _memories_ls(args: argparse.Namespace, settings: MemorySettings) -> int:
             right=(1, 2),
         )
     )
-    print(f"\n{len(rows)} memories, {size(sum(r['bytes'] for r in rows))} in {data_dir}")
+    count = f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}"
+    print(f"\n{count}, {size(sum(r['bytes'] for r in rows))} in {data_dir}")
     return 0
 
 
