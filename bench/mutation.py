@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 EQUIVALENTS = REPO / "bench" / "mutation-equivalents.md"
 MUTMUT = Path(sys.executable).with_name("mutmut")
-DOCS = "bench/retrieval/data/docs"
+DOCS = "bench/retrieval/data"  # the test texts and their licences
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 TEST_SUPPORT = ["tests/__init__.py", "tests/conftest.py", "tests/support.py", "tests/serving.py", "tests/servers"]
 
@@ -72,8 +72,18 @@ TARGETS: dict[str, Target] = {
     ),
     "task_memory": Target(
         "memory/task_memory.py",
-        ("tests/test_memory_tools.py", "tests/memory/test_persistence.py"),
+        (
+            "tests/test_memory_tools.py",
+            "tests/memory/test_persistence.py",
+            "tests/memory/test_quota.py",
+            "tests/memory/test_outline.py",
+            "tests/test_line_reads.py",
+            "tests/test_memory_select.py",
+            "tests/test_intent.py",
+            "tests/cli/test_memory_commands.py",
+        ),
         ("*TaskMemory*", "*_copy_of*"),
+        keyword="not each_limit_stops_the_expression",
     ),
     "http guard": Target(
         "serve/http.py",
@@ -125,14 +135,15 @@ def scratch_copy(target: Target, tests_from: str | None) -> Path:
         subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
     else:
         shutil.copytree(REPO / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
-    # tests/support.py's DOCS: the test texts, which mutmut copies into its mutants/ tree with the tests.
+    # The test texts (tests/support.py's DOCS) and their licences; mutmut copies them into mutants/ with the tests.
     shutil.copytree(REPO / DOCS, root / DOCS)
+    shutil.copy(REPO / "README.md", root / "README.md")  # the outline tests read its headings
     tests = [t for t in target.tests if (root / t).exists()]
     config = (REPO / "pyproject.toml").read_text()
     config += (
         "\n[tool.mutmut]\n"
         'source_paths = ["src"]\n'
-        f'also_copy = ["{DOCS}"]\n'
+        f'also_copy = ["{DOCS}", "README.md"]\n'
         f'only_mutate = ["src/offprompt/{target.module}"]\n'
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
         f"pytest_add_cli_args = {json.dumps(PYTEST_ARGS + (['-k', target.keyword] if target.keyword else []))}\n"
@@ -142,7 +153,9 @@ def scratch_copy(target: Target, tests_from: str | None) -> Path:
         # mutmut runs pytest with sys.stderr closed; a test that starts a subprocess on it needs the real one.
         conftest.write(
             "\n\n@pytest.fixture(autouse=True)\ndef _real_stderr(monkeypatch: pytest.MonkeyPatch) -> None:\n"
-            "    import sys\n\n    monkeypatch.setattr(sys, 'stderr', sys.__stderr__)\n"
+            "    import sys\n\n    import mcp.client.stdio\n\n    monkeypatch.setattr(sys, 'stderr', sys.__stderr__)\n"
+            # The SDK's stdio_client took sys.stderr as its errlog default when it was imported.
+            "    monkeypatch.setattr(mcp.client.stdio.stdio_client.__wrapped__, '__defaults__', (sys.__stderr__,))\n"
         )
     (root / "mutants" / "src").mkdir(parents=True)  # exists before Python starts, so PYTHONPATH finds it
     return root
@@ -160,7 +173,9 @@ def run_target(
     started = time.monotonic()
     chosen = only if only is not None else sample_globs(target.functions, every)
     command = ["nice", "-n", "19", str(MUTMUT), "run", "--max-children", "1", *chosen]
-    subprocess.run(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    log_path = Path(tempfile.gettempdir()) / f"offprompt-mutation-{name.replace(' ', '-')}.log"
+    with open(log_path, "w", encoding="utf-8") as log:  # mutmut's own output: why a run failed, if it did
+        subprocess.run(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
     listed = subprocess.run(
         [str(MUTMUT), "results", "--all", "true"], cwd=root, env=env, capture_output=True, text=True, check=False
     ).stdout
