@@ -204,6 +204,22 @@ async def test_a_stored_result_holds_handles_in_every_read_back(
     assert meta(query)["results"]
     assert_no_values(everything(query))
 
+    outline = await client.call_tool("memory_outline", {"artifact_namespace": namespace})
+    assert "export GITHUB_TOKEN=⟦secret:" in text_of(outline)  # the log's templates: its rare lines as they are
+    assert_no_values(everything(outline))
+
+    services = [{"service": f"svc-{i}", "region": "eu-west-1", "replicas": i % 4 + 1} for i in range(40)]
+    services[7] |= {"env": {"GITHUB_TOKEN": GHP, "AWS_SECRET_ACCESS_KEY": AWS_SECRET}}
+    stored_json = await client.call_tool("rec__echo", {"text": json.dumps(services)})
+    json_namespace = meta(stored_json)["artifact_namespace"]
+    for expression in (".[7].env", "."):
+        selected = await client.call_tool(
+            "memory_select", {"artifact_namespace": json_namespace, "expression": expression}
+        )
+        assert not selected.is_error, text_of(selected)
+        assert handles["github-token"] in text_of(selected)
+        assert_no_values(everything(selected))
+
     listed = await client.call_tool("memory_list", {})  # the call's arguments are shown, and were redacted
     assert namespace in text_of(listed)
     assert_no_values(everything(listed))
