@@ -252,7 +252,15 @@ class ResultBoundary:
     async def error(self, exc: MCPError, owner: str, secrets: SecretsMode = "redact") -> MCPError:
         """A downstream's protocol error as the client gets it: its secrets replaced by handles (`exc` itself when
         it holds none). A downstream may quote what it rejected, a credential included."""
-        error = await self._redacted(self.redactor.redact_error, exc.error, owner, secrets)
+        try:
+            error = await self._redacted(self.redactor.redact_error, exc.error, owner, secrets)
+        except Exception as problem:  # the secrets table failed: the error is still answered, its text withheld
+            # No traceback: its context is the downstream's error, text and all.
+            logger.error("a downstream's error could not be checked for secrets: %r", problem)
+            return MCPError(
+                exc.code,
+                "The server's error could not be checked for secrets, so its text is not shown; see offprompt's log.",
+            )
         return exc if error is exc.error else MCPError.from_error_data(error)
 
     @staticmethod

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as mt
 import pytest
 from mcp import Client, ClientSession
@@ -139,6 +140,26 @@ async def test_on_the_fast_lane_the_model_gets_handles_and_the_downstream_gets_v
     vault = tmp_path / "data" / "default" / "secrets.sqlite3"
     assert stat.S_IMODE(vault.stat().st_mode) == 0o600
     assert_no_values(errlog.read_text())  # DEBUG logging included
+
+
+async def test_a_downstream_error_that_cannot_be_checked_for_secrets_is_answered_without_its_text(
+    tmp_path: Path,
+) -> None:
+    record = tmp_path / "calls.jsonl"
+    (tmp_path / "offprompt.json").write_text(json.dumps(config(record)))
+    (tmp_path / "data" / "default" / "secrets.sqlite3").mkdir(parents=True)  # the secrets table cannot open
+    command, *args = offprompt_command(
+        "serve", "--config", str(tmp_path / "offprompt.json"), "--data-dir", str(tmp_path / "data")
+    )
+    params = StdioServerParameters(command=command, args=args, env=subprocess_env())
+    with (tmp_path / "stderr.log").open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()  # the fast lane
+            with anyio.fail_after(30), pytest.raises(MCPError) as failed:  # answered, not left hanging
+                await session.call_tool("rec__refuse", {"text": ENV_FILE})
+    assert "could not be checked for secrets" in failed.value.message
+    assert_no_values(failed.value.message)
+    assert_no_values((tmp_path / "stderr.log").read_text())
 
 
 @pytest.fixture
