@@ -15,7 +15,9 @@ path (`serve/app.py`), the stdio fast lane (`serve/fastlane.py`) and
   before anything is stored, unless the tool's `"secrets"` is `"pass"`.
 
 A downstream's protocol error (`MCPError`) is not an answer of a tool: it goes
-back to the client as the JSON-RPC error it was.
+back to the client as the JSON-RPC error it was, its secrets replaced by handles.
+A proxied resource's text and a proxied prompt's messages reach the model too:
+`resource` and `prompt` redact them with the same table.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio.to_thread
 import mcp_types as mt
@@ -42,6 +44,7 @@ from offprompt.secrets import HANDLE_MARK, Redactor, json_may_hold_secret, may_h
 from offprompt.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Gives the memory to store into; `offprompt.wrap` opens it on first use, in a worker thread.
 MemorySource = Callable[[], TaskMemory]
@@ -160,8 +163,8 @@ class ResultBoundary:
             got = await fetch(self.forwarded_arguments(site))
             result = got if isinstance(got, mt.CallToolResult) else mt.CallToolResult.model_validate(got)
             return await self.settle(site, result)
-        except MCPError:
-            raise
+        except MCPError as exc:
+            raise await self.error(exc, site.owner, site.secrets) from None
         except Exception as exc:  # the one boundary of a proxied call: the server must not go down
             return self.failure(site, exc)
 
@@ -169,8 +172,8 @@ class ResultBoundary:
         """The client's answer as JSON (the fast lane): the downstream's own bytes whenever it passes through."""
         try:
             return await self._relay(site, fetch)
-        except MCPError:
-            raise
+        except MCPError as exc:
+            raise await self.error(exc, site.owner, site.secrets) from None
         except Exception as exc:  # the one boundary of a fast-lane call: the server must not go down
             return result_json(self.failure(site, exc))
 
@@ -235,6 +238,38 @@ class ResultBoundary:
         )
         self._opened = memory
         return answer
+
+    # -- what else of a downstream reaches the model -----------------------------------------------------------
+
+    async def resource(self, result: mt.ReadResourceResult, owner: str, secrets: SecretsMode) -> mt.ReadResourceResult:
+        """A proxied resource as read, its secrets replaced by handles unless its server's `"secrets"` is `"pass"`."""
+        return await self._redacted(self.redactor.redact_resource, result, owner, secrets)
+
+    async def prompt(self, result: mt.GetPromptResult, owner: str, secrets: SecretsMode) -> mt.GetPromptResult:
+        """A proxied prompt, its secrets replaced by handles unless its server's `"secrets"` is `"pass"`."""
+        return await self._redacted(self.redactor.redact_prompt, result, owner, secrets)
+
+    async def error(self, exc: MCPError, owner: str, secrets: SecretsMode = "redact") -> MCPError:
+        """A downstream's protocol error as the client gets it: its secrets replaced by handles (`exc` itself when
+        it holds none). A downstream may quote what it rejected, a credential included."""
+        try:
+            error = await self._redacted(self.redactor.redact_error, exc.error, owner, secrets)
+        except Exception as problem:  # the secrets table failed: the error is still answered, its text withheld
+            # No traceback: its context is the downstream's error, text and all.
+            logger.error("a downstream's error could not be checked for secrets: %r", problem)
+            return MCPError(
+                exc.code,
+                "The server's error could not be checked for secrets, so its text is not shown; see offprompt's log.",
+            )
+        return exc if error is exc.error else MCPError.from_error_data(error)
+
+    @staticmethod
+    async def _redacted(redact: Callable[[T, str], T], value: T, owner: str, secrets: SecretsMode) -> T:
+        """`redact(value, owner)` in a worker thread (the table is a file), unless secrets pass. These are rare
+        requests, not the tiny call: the detector's own anchor scan is their prefilter."""
+        if secrets == "pass":
+            return value
+        return await anyio.to_thread.run_sync(redact, value, owner)
 
     def _count_inline(self, site: CallSite, size: int) -> None:
         """Count a result that passed inline, for `offprompt stats`. `offprompt.wrap` opens its memory on the

@@ -8,6 +8,8 @@ import pytest
 
 from offprompt.secrets import find_secrets, may_hold_secret
 from tests.secrets.corpus import LOOKALIKES, SECRETS, Case
+from tests.secrets.figures import describe, held_out, tuned
+from tests.support import REPO
 
 
 def test_the_corpus_is_as_large_as_promised() -> None:
@@ -67,3 +69,10 @@ def test_handles_are_not_taken_for_secrets() -> None:
 def test_hostile_inputs_finish(text: str) -> None:
     """Every pattern is bounded: these would take minutes with an unbounded or nested quantifier."""
     find_secrets(text)
+
+
+def test_the_readme_states_the_measured_figures() -> None:
+    """The README's detection figures are what `python -m tests.secrets.figures` measures, on both corpora."""
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert describe(tuned()) in readme
+    assert describe(held_out()) in readme

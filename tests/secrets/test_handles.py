@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as mt
 import pytest
 from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
 
 from offprompt.config import parse_config
 from offprompt.memory.task_memory import TaskMemory
@@ -46,8 +48,13 @@ VALUES = {
 }
 
 
-def config(record: Path, **settings: Any) -> dict[str, Any]:
-    rec = {"command": sys.executable, "args": [str(RECORDING), str(record)], "tools": {"show": {"secrets": "pass"}}}
+def config(record: Path, secrets: str = "redact", **settings: Any) -> dict[str, Any]:
+    rec = {
+        "command": sys.executable,
+        "args": [str(RECORDING), str(record)],
+        "secrets": secrets,
+        "tools": {"show": {"secrets": "pass"}},
+    }
     return {"offprompt": settings, "mcpServers": {"rec": rec}}
 
 
@@ -126,9 +133,33 @@ async def test_on_the_fast_lane_the_model_gets_handles_and_the_downstream_gets_v
 
             passed = await session.call_tool("rec__show", {"text": ENV_FILE})  # "secrets": "pass"
             assert text_of(passed) == ENV_FILE
+
+            with pytest.raises(MCPError) as failed:  # a downstream's protocol error, relayed on the fast lane
+                await session.call_tool("rec__refuse", {"text": ENV_FILE})
+            assert failed.value.message == f"rejected: {redacted(ENV_FILE, handles)}"
     vault = tmp_path / "data" / "default" / "secrets.sqlite3"
     assert stat.S_IMODE(vault.stat().st_mode) == 0o600
     assert_no_values(errlog.read_text())  # DEBUG logging included
+
+
+async def test_a_downstream_error_that_cannot_be_checked_for_secrets_is_answered_without_its_text(
+    tmp_path: Path,
+) -> None:
+    record = tmp_path / "calls.jsonl"
+    (tmp_path / "offprompt.json").write_text(json.dumps(config(record)))
+    (tmp_path / "data" / "default" / "secrets.sqlite3").mkdir(parents=True)  # the secrets table cannot open
+    command, *args = offprompt_command(
+        "serve", "--config", str(tmp_path / "offprompt.json"), "--data-dir", str(tmp_path / "data")
+    )
+    params = StdioServerParameters(command=command, args=args, env=subprocess_env())
+    with (tmp_path / "stderr.log").open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()  # the fast lane
+            with anyio.fail_after(30), pytest.raises(MCPError) as failed:  # answered, not left hanging
+                await session.call_tool("rec__refuse", {"text": ENV_FILE})
+    assert "could not be checked for secrets" in failed.value.message
+    assert_no_values(failed.value.message)
+    assert_no_values((tmp_path / "stderr.log").read_text())
 
 
 @pytest.fixture
@@ -194,11 +225,66 @@ async def test_a_stored_result_holds_handles_in_every_read_back(
     assert meta(query)["results"]
     assert_no_values(everything(query))
 
+    outline = await client.call_tool("memory_outline", {"artifact_namespace": namespace})
+    assert "export GITHUB_TOKEN=⟦secret:" in text_of(outline)  # the log's templates: its rare lines as they are
+    assert_no_values(everything(outline))
+
+    services = [{"service": f"svc-{i}", "region": "eu-west-1", "replicas": i % 4 + 1} for i in range(40)]
+    services[7] |= {"env": {"GITHUB_TOKEN": GHP, "AWS_SECRET_ACCESS_KEY": AWS_SECRET}}
+    stored_json = await client.call_tool("rec__echo", {"text": json.dumps(services)})
+    json_namespace = meta(stored_json)["artifact_namespace"]
+    for expression in (".[7].env", "."):
+        selected = await client.call_tool(
+            "memory_select", {"artifact_namespace": json_namespace, "expression": expression}
+        )
+        assert not selected.is_error, text_of(selected)
+        assert handles["github-token"] in text_of(selected)
+        assert_no_values(everything(selected))
+
     listed = await client.call_tool("memory_list", {})  # the call's arguments are shown, and were redacted
     assert namespace in text_of(listed)
     assert_no_values(everything(listed))
     resource = await client.read_resource(f"memory://test/{namespace}")
     assert_no_values(resource.model_dump_json())
+
+
+async def test_a_proxied_resource_prompt_and_error_show_handles(client: Client, record: Path) -> None:
+    (record.parent / "app.env").write_text(ENV_FILE)
+    resource = await client.read_resource("files://app.env")
+    block = resource.contents[0]
+    assert isinstance(block, mt.TextResourceContents)
+    handles = handles_in(block.text)
+    assert block.text == redacted(ENV_FILE, handles)
+    assert_no_values(resource.model_dump_json())
+
+    prompt = await client.get_prompt("rec__review", {"name": "app.env"})
+    assert_no_values(prompt.model_dump_json())
+    message = prompt.messages[0].content
+    assert isinstance(message, mt.TextContent)
+    assert message.text == f"Review this config file:\n{redacted(ENV_FILE, handles)}"  # the same handles
+
+    with pytest.raises(MCPError) as failed:
+        await client.call_tool("rec__refuse", {"text": ENV_FILE})
+    assert failed.value.message == f"rejected: {redacted(ENV_FILE, handles)}"
+    assert_no_values(json.dumps(failed.value.error.model_dump(mode="json")))
+
+    used = await client.call_tool("rec__use", {"url": "u", "headers": {"X": handles["github-token"]}, "notes": []})
+    assert not used.is_error  # a handle from a resource is as usable as one from a tool
+    assert recorded(record)[-1]["arguments"]["headers"] == {"X": GHP}
+
+
+async def test_a_server_whose_secrets_pass_shows_its_resources_and_prompts_whole(
+    memory: TaskMemory, record: Path
+) -> None:
+    (record.parent / "app.env").write_text(ENV_FILE)
+    loaded = parse_config(config(record, secrets="pass"))
+    async with Proxy(loaded.servers).running() as proxy, Client(build_server(memory, proxy, loaded.settings)) as client:
+        resource = (await client.read_resource("files://app.env")).contents[0]
+        assert isinstance(resource, mt.TextResourceContents)
+        assert resource.text == ENV_FILE
+        message = (await client.get_prompt("rec__review", {"name": "app.env"})).messages[0].content
+        assert isinstance(message, mt.TextContent)
+        assert message.text == f"Review this config file:\n{ENV_FILE}"
 
 
 @pytest.fixture(scope="module")

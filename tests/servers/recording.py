@@ -3,7 +3,9 @@
     python tests/servers/recording.py RECORD_FILE
 
 Each call appends one JSON line `{"tool": ..., "arguments": ...}` to RECORD_FILE. `echo` and `show` return their
-text unchanged (the config marks `show` as one whose secrets pass); `use` answers "done".
+text unchanged (the config marks `show` as one whose secrets pass); `use` answers "done"; `refuse` fails with a
+protocol error quoting its text. Files next to RECORD_FILE read as resources `files://{name}` and come in the
+prompt `review(name)`, as a filesystem server's would.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 RECORD = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("recorded.jsonl")
 server = MCPServer("recording")
@@ -43,6 +47,25 @@ def use(url: str, headers: dict[str, str], notes: list[str]) -> str:
     """Pretend to call an API with these credentials."""
     _record("use", {"url": url, "headers": headers, "notes": notes})
     return "done"
+
+
+@server.tool()
+def refuse(text: str) -> str:
+    """Fail with a protocol error that quotes the text, as a server rejecting a credential may."""
+    _record("refuse", {"text": text})
+    raise MCPError(INVALID_PARAMS, f"rejected: {text}")
+
+
+@server.resource("files://{name}", mime_type="text/plain")
+def file(name: str) -> str:
+    """A file next to the record, as a filesystem server serves it."""
+    return (RECORD.parent / name).read_text()
+
+
+@server.prompt()
+def review(name: str) -> str:
+    """Ask for a review of a file next to the record, its text in the prompt."""
+    return f"Review this config file:\n{(RECORD.parent / name).read_text()}"
 
 
 if __name__ == "__main__":

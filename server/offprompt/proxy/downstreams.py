@@ -592,11 +592,12 @@ class Proxy:
             listed.append(prompt)
         return listed
 
-    async def get_prompt(self, public: str, arguments: dict[str, str] | None) -> mt.GetPromptResult:
+    async def get_prompt(self, public: str, arguments: dict[str, str] | None) -> tuple[str, mt.GetPromptResult]:
+        """The prompt of that public name, and the name of its server."""
         for downstream, session in await self._sessions("prompts"):
             for prompt in (await session.list_prompts()).prompts:
                 if self._public(downstream.name, prompt.name) == public:
-                    return await session.get_prompt(prompt.name, arguments)
+                    return downstream.name, await session.get_prompt(prompt.name, arguments)
         raise KeyError(public)
 
     async def _sessions(
@@ -639,12 +640,14 @@ class Proxy:
     def _resource_name(self, server: str, name: str) -> str:
         return f"{server}{SEPARATOR}{name}" if self.downstreams[server].config.prefix else name
 
-    async def read_resource(self, uri: str) -> mt.ReadResourceResult:
-        """Read `uri` from the server that listed it, else from the first server that has it."""
+    async def read_resource(self, uri: str) -> tuple[str, mt.ReadResourceResult]:
+        """Read `uri` from the server that listed it, else from the first server that has it; and that server's
+        name."""
         last: MCPError | None = None
-        for _, session in await self._sessions("resources", first=self._resource_owner.get(uri)):
+        for downstream, session in await self._sessions("resources", first=self._resource_owner.get(uri)):
             try:
-                return mt.ReadResourceResult.model_validate(await session.read_resource(uri), from_attributes=True)
+                read = await session.read_resource(uri)
+                return downstream.name, mt.ReadResourceResult.model_validate(read, from_attributes=True)
             except MCPError as exc:
                 last = exc
         raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
@@ -688,6 +691,10 @@ class Proxy:
 
     def secrets(self, route: Route) -> SecretsMode:
         return self.downstreams[route.server].config.secrets_for(route.tool)
+
+    def server_secrets(self, server: str) -> SecretsMode:
+        """The server's own `secrets`, for what is not a tool's: its resources and prompts."""
+        return self.downstreams[server].config.secrets
 
     def timeout(self, route: Route) -> float | None:
         return self.downstreams[route.server].config.timeout_seconds or self.default_timeout

@@ -2,8 +2,9 @@
 
 `Redactor.redact_result` (a `CallToolResult`) and `Redactor.redact_wire` (the same as JSON, for the fast lane)
 replace each secret in text blocks, text resources and structured content by its handle; binaries are left
-alone. `Redactor.substitute` puts the values back into a proxied call's arguments. The table opens on first
-use, so a server that never meets a secret never creates it.
+alone. `redact_resource`, `redact_prompt` and `redact_error` do the same to a proxied resource's text contents, a
+proxied prompt's messages and a downstream's protocol error. `Redactor.substitute` puts the values back into a
+proxied call's arguments. The table opens on first use, so a server that never meets a secret never creates it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ logger = logging.getLogger(__name__)
 #: Every handle starts with this; a string without it needs no substitution.
 HANDLE_MARK = "⟦secret:"
 
+
+#: A resource's contents, read or embedded in a result or a prompt.
+Contents = mt.TextResourceContents | mt.BlobResourceContents
 
 #: The secrets table's file in a memory's directory.
 VAULT_FILE = "secrets.sqlite3"
@@ -123,12 +127,42 @@ class Redactor:
         if isinstance(block, mt.TextContent):
             text = self.redact_text(block.text, owner)
             return block if text is block.text else block.model_copy(update={"text": text})
-        if isinstance(block, mt.EmbeddedResource) and isinstance(block.resource, mt.TextResourceContents):
-            text = self.redact_text(block.resource.text, owner)
-            if text is block.resource.text:
-                return block
-            return block.model_copy(update={"resource": block.resource.model_copy(update={"text": text})})
-        return block  # images, audio, blobs, links: no text to read a secret from
+        if isinstance(block, mt.EmbeddedResource):
+            resource = self._redact_contents(block.resource, owner)
+            return block if resource is block.resource else block.model_copy(update={"resource": resource})
+        return block  # images, audio, links: no text to read a secret from
+
+    def _redact_contents(self, contents: Contents, owner: str) -> Contents:
+        if isinstance(contents, mt.TextResourceContents):
+            text = self.redact_text(contents.text, owner)
+            return contents if text is contents.text else contents.model_copy(update={"text": text})
+        return contents  # a blob
+
+    def redact_resource(self, result: mt.ReadResourceResult, owner: str) -> mt.ReadResourceResult:
+        """A proxied resource as read, its text contents redacted; the very same object when it holds none."""
+        contents = [self._redact_contents(item, owner) for item in result.contents]
+        if all(a is b for a, b in zip(contents, result.contents, strict=True)):
+            return result
+        return result.model_copy(update={"contents": contents})
+
+    def redact_prompt(self, result: mt.GetPromptResult, owner: str) -> mt.GetPromptResult:
+        """A proxied prompt, the text of its messages redacted; the very same object when it holds none."""
+        messages = [self._redact_message(message, owner) for message in result.messages]
+        if all(a is b for a, b in zip(messages, result.messages, strict=True)):
+            return result
+        return result.model_copy(update={"messages": messages})
+
+    def _redact_message(self, message: mt.PromptMessage, owner: str) -> mt.PromptMessage:
+        content = self._redact_block(message.content, owner)
+        return message if content is message.content else message.model_copy(update={"content": content})
+
+    def redact_error(self, error: mt.ErrorData, owner: str) -> mt.ErrorData:
+        """A downstream's protocol error, its message and data redacted; the very same object when unchanged."""
+        message = self.redact_text(error.message, owner)
+        data = self.redact_json(error.data, owner)
+        if message is error.message and data is error.data:
+            return error
+        return error.model_copy(update={"message": message, "data": data})
 
     def redact_wire(self, raw: dict[str, Any], owner: str) -> dict[str, Any]:
         """`redact_result` on a result as JSON (`content`, `structuredContent`); `raw` itself when unchanged."""

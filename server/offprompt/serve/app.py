@@ -296,7 +296,12 @@ def build_server(
     async def read_resource(ctx: Ctx, params: mt.ReadResourceRequestParams) -> mt.ReadResourceResult:
         uri = str(params.uri)
         if proxy is not None and not uri.startswith(f"{URI_SCHEME}://"):
-            return await proxy.read_resource(uri)
+            owner = owner_of(ctx) or ""
+            try:
+                server, result = await proxy.read_resource(uri)
+            except MCPError as exc:
+                raise await results.error(exc, owner) from None
+            return await results.resource(result, owner, proxy.server_secrets(server))
         try:
             over_http = isinstance(ctx.request, Request)
             return await anyio.to_thread.run_sync(_read_memory_uri, memory, uri, owner_of(ctx), over_http)
@@ -307,14 +312,18 @@ def build_server(
         return mt.ListPromptsResult(prompts=await proxy.list_prompts() if proxy is not None else [])
 
     async def get_prompt(ctx: Ctx, params: mt.GetPromptRequestParams) -> mt.GetPromptResult:
+        owner = owner_of(ctx) or ""
         try:
             if proxy is None:
                 raise KeyError(params.name)
-            return await proxy.get_prompt(params.name, params.arguments)
+            server, result = await proxy.get_prompt(params.name, params.arguments)
         except KeyError:
             raise MCPError(
                 mt.INVALID_PARAMS, f"Unknown prompt: {params.name}. Call prompts/list to see them."
             ) from None
+        except MCPError as exc:
+            raise await results.error(exc, owner) from None
+        return await results.prompt(result, owner, proxy.server_secrets(server))
 
     async def set_logging_level(ctx: Ctx, params: mt.SetLevelRequestParams) -> mt.EmptyResult:
         remember(ctx)
