@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AbstractContextManager, asynccontextmanager
+from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -636,6 +636,32 @@ async def test_one_token_cannot_take_every_session_and_idle_sessions_close(tmp_p
                     if again.status_code != 429:
                         break
                     await anyio.sleep(0.5)
+            assert again.status_code == 200
+
+
+async def test_one_token_cannot_take_every_sse_connection_and_a_closed_one_frees_its_place(tmp_path: Path) -> None:
+    env = clean_env(OFFPROMPT_AUTH_TOKEN=f"{ALICE},{BOB}")
+    with offprompt_serving(tmp_path / "data", "--transport", "sse", "--max-sessions-per-token", "3", env=env) as s:
+        async with httpx.AsyncClient(timeout=30) as http, AsyncExitStack() as held:
+
+            async def connect(token: str) -> httpx.Response:
+                headers = {"Authorization": f"Bearer {token}"}
+                return await held.enter_async_context(http.stream("GET", s.url, headers=headers))
+
+            opened = [await connect(ALICE) for _ in range(3)]
+            assert [r.status_code for r in opened] == [200, 200, 200]
+            refused = await connect(ALICE)
+            assert refused.status_code == 429
+            assert "already holds 3 open SSE connections" in (await refused.aread()).decode()
+            assert "max_sessions_per_token" in refused.text
+            assert (await connect(BOB)).status_code == 200  # other tokens are unaffected
+            await opened[0].aclose()  # Alice closes one: its place is free again
+            with anyio.fail_after(30):
+                for _ in range(100):  # the server sees the close within moments
+                    again = await connect(ALICE)
+                    if again.status_code != 429:
+                        break
+                    await anyio.sleep(0.2)
             assert again.status_code == 200
 
 
