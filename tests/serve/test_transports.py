@@ -668,9 +668,19 @@ async def test_one_token_cannot_take_every_sse_connection_and_a_closed_one_frees
 # -- big answers over HTTP ------------------------------------------------------------------------------------------
 
 
+@asynccontextmanager
+async def sse_session_for(url: str) -> AsyncIterator[ClientSession]:
+    """A `ClientSession` over legacy SSE, initialized."""
+    async with sse_client(url) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
 @pytest.mark.node
-async def test_big_stored_outputs_read_back_over_http_in_answers_under_1_mib(tmp_path: Path) -> None:
-    # The SDK's HTTP client refuses a server-sent event over 1 MiB; a 1.6 MB text and a ~1 MB image broke it.
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_big_stored_outputs_read_back_over_http_in_answers_under_1_mib(tmp_path: Path, transport: str) -> None:
+    # The SDK's clients refuse a server-sent event over 1 MiB (over SSE that ends the session); a 1.6 MB text and a
+    # ~1 MB image broke them.
     from ..support import node_peer
 
     root = tmp_path / "files"
@@ -684,8 +694,9 @@ async def test_big_stored_outputs_read_back_over_http_in_answers_under_1_mib(tmp
     config = tmp_path / "offprompt.json"
     fs = node_peer("@modelcontextprotocol/server-filesystem/dist/index.js", str(root))
     config.write_text(json.dumps({"mcpServers": {"fs": fs}}))
-    with offprompt_serving(tmp_path / "data", "--config", str(config), "--transport", "http") as served:
-        async with session_for(served.url) as session:
+    with offprompt_serving(tmp_path / "data", "--config", str(config), "--transport", transport) as served:
+        opened = session_for(served.url) if transport == "http" else sse_session_for(served.url)
+        async with opened as session:
             ref = (await session.call_tool("fs__read_text_file", {"path": str(root / "big.log")})).meta
             assert ref is not None
             memory_name, namespace = ref["offprompt"]["memory_name"], ref["offprompt"]["artifact_namespace"]
