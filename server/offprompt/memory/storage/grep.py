@@ -22,10 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
-from offprompt.errors import InvalidArgumentError, SearchTimeLimitError
+from offprompt.errors import InvalidArgumentError, LimitExceededError, SearchTimeLimitError
 
 #: How long one memory_grep may run, waiting for a free worker included.
 GREP_SECONDS = 30.0
+#: The address space a worker may use: a line is held whole, so this bounds the longest line searched (about a
+#: quarter of it, as bytes, decoded text and the split lines).
+GREP_MEMORY_BYTES = 1024**3
 #: Searches that run at once; more wait for a free worker.
 WORKERS: Final = 2
 _SCRIPT: Final = Path(__file__).with_name("_grep_worker.py")
@@ -94,7 +97,7 @@ class GrepWorkers:
     def grep(
         self, pattern: str, files: Sequence[tuple[Path, str, int]], max_matches: int, excerpt_chars: int
     ) -> tuple[list[RawMatch], bool]:
-        seconds = GREP_SECONDS
+        seconds, memory_bytes = GREP_SECONDS, GREP_MEMORY_BYTES
         deadline = time.monotonic() + seconds
         job = {
             "pattern": pattern,
@@ -102,6 +105,7 @@ class GrepWorkers:
             "max_matches": max_matches,
             "excerpt_chars": excerpt_chars,
             "seconds": seconds,
+            "memory_bytes": memory_bytes,
         }
         if not self._slots.acquire(timeout=seconds):
             raise _too_slow(seconds)
@@ -118,6 +122,8 @@ class GrepWorkers:
             self._give_back(worker)
         finally:
             self._slots.release()
+        if "limit" in answer:
+            raise _too_big(memory_bytes)
         if "error" in answer:
             raise InvalidArgumentError(f"invalid regular expression {pattern!r}: {answer['error']}")
         matches = [RawMatch(ns, item, line, at, text) for ns, item, line, at, text in answer["matches"]]
@@ -165,4 +171,13 @@ def _too_slow(seconds: float) -> SearchTimeLimitError:
         f"memory_grep stopped at its time limit of {seconds:.0f} s: the pattern backtracks too much (nested "
         "repeats like (a+)+ or (.*)*) or the text searched is very large. Simplify the pattern (no nested "
         "quantifiers, anchor it, use literal words), or search one output with artifact_namespace."
+    )
+
+
+def _too_big(memory_bytes: int) -> LimitExceededError:
+    return LimitExceededError(
+        f"memory_grep stopped at its memory limit of {memory_bytes / 1024**2:,g} MiB: a line of the text searched "
+        "is too long to hold (a text with few or no newlines, such as minified JSON). Query JSON with "
+        "memory_select, read the text in windows with memory_load offset=..., or search other outputs with "
+        "artifact_namespace."
     )
