@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import textwrap
 from pathlib import Path
@@ -16,6 +17,7 @@ from offprompt.config import (
     parse_config,
 )
 from offprompt.errors import ConfigError
+from offprompt.serve.http import TransportSettings, add_transport_arguments, transport_settings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -415,6 +417,21 @@ def test_defaults_without_an_offprompt_block() -> None:
     assert (settings.memory_name, settings.threshold_tokens, settings.preview_tokens) == ("default", 4000, 0)
     assert settings.chroma.mode == "persistent"
     assert settings.max_bytes == 2 * 1024**3
+
+
+def test_http_sessions_default_to_100_per_token_closing_after_600_idle_seconds() -> None:
+    settings = parse_config({"mcpServers": {}}).settings
+    assert (settings.max_sessions_per_token, settings.session_idle_seconds) == (100, 600)
+    parser = argparse.ArgumentParser()
+    add_transport_arguments(parser)  # `offprompt serve` without session flags keeps the config's values
+    served = transport_settings(
+        parser.parse_args(["--transport", "sse"]),
+        {},
+        max_sessions_per_token=settings.max_sessions_per_token,
+        session_idle_seconds=settings.session_idle_seconds,
+    )
+    assert (served.max_sessions_per_token, served.session_idle_seconds) == (100, 600)
+    assert (TransportSettings().max_sessions_per_token, TransportSettings().session_idle_seconds) == (100, 600)
 
 
 def test_offprompt_block_error_is_fatal_and_names_key_and_line(tmp_path: Path) -> None:

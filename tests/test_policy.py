@@ -40,10 +40,10 @@ def test_many_images_weigh_together() -> None:
 
 
 @pytest.mark.parametrize("mode", ["auto", "always"])
-def test_errors_and_empty_results_are_never_stored(mode: str) -> None:
+def test_empty_results_are_never_stored_and_errors_only_when_sensitive(mode: str) -> None:
     error = mt.CallToolResult(content=[mt.TextContent(text="x" * 50_000)], is_error=True)
     empty = mt.CallToolResult(content=[mt.TextContent(text="  \n")])
-    assert not decide(mode, error, THRESHOLDS).store  # type: ignore[arg-type]
+    assert decide(mode, error, THRESHOLDS).store == (mode == "always")  # type: ignore[arg-type]
     assert not decide(mode, empty, THRESHOLDS).store  # type: ignore[arg-type]
 
 
@@ -90,6 +90,7 @@ def test_the_fast_lanes_byte_check_passes_only_what_is_small_under_every_rule() 
     small = Thresholds(tokens=4000, blob_bytes=256 * 1024)
     assert passes_by_size("never", False, 10**9, small)  # never: whatever its size
     assert passes_by_size("auto", True, 10**9, small)  # errors pass through
+    assert not passes_by_size("always", True, 1, small)  # but not a sensitive tool's: it may quote the secret
     assert not passes_by_size("always", False, 1, small)  # a sensitive result is never relayed unread
     assert passes_by_size("auto", False, 4000, small)  # a token is at least one byte: 4,000 bytes are small
     assert not passes_by_size("auto", False, 4001, small)  # past it, the policy reads the result

@@ -15,8 +15,11 @@ import mcp_types as mt
 import pytest
 from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
+import offprompt
 from offprompt.config import OffPrompt, parse_config
 from offprompt.errors import InvalidArgumentError
 from offprompt.jsonrpc import dumps
@@ -72,6 +75,24 @@ async def test_a_sensitive_malformed_result_does_not_leak_on_the_fast_lane(tmp_p
     assert result.is_error
     assert SECRET not in everything(result)
     assert "not JSON" in errlog.read_text()  # the noise line was seen, and logged by its size
+    assert SECRET not in errlog.read_text()
+
+
+async def test_a_sensitive_tools_own_error_is_stored_not_shown_on_the_fast_lane(tmp_path: Path) -> None:
+    config = tmp_path / "offprompt.json"
+    config.write_text(json.dumps(CONFIG))
+    errlog = tmp_path / "stderr.log"
+    command, *args = offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data"))
+    params = StdioServerParameters(command=command, args=[*args, "--log-level", "DEBUG"], env=subprocess_env())
+    with errlog.open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("vault__fail", {})
+            assert result.is_error
+            assert SECRET not in everything(result)
+            assert "vault.fail reported an error" in text_of(result)
+            loaded = await session.call_tool("memory_load", {"artifact_namespace": stored_namespace(result)})
+    assert f"access denied for {SECRET}" in text_of(loaded)  # the model can still read it, when it must
     assert SECRET not in errlog.read_text()
 
 
@@ -252,6 +273,47 @@ async def test_failures_become_error_results_that_say_what_went_wrong(
     assert isinstance(relayed, dict)
     assert relayed["isError"] is True
     assert "disk on fire" in str(relayed)
+
+
+async def test_a_sensitive_tools_own_error_is_stored_and_answered_as_an_error_with_its_reference(
+    memory: TaskMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    boundary = ResultBoundary(memory, SMALL_SETTINGS)
+    denied = {"content": [{"type": "text", "text": f"access denied for {SECRET}"}], "isError": True}
+    answered = await boundary.answer(site("always"), answering(denied))
+    relayed = await boundary.relay(site("always"), answering(denied))
+    assert isinstance(relayed, dict)
+    for answer in (answered, mt.CallToolResult.model_validate(relayed)):
+        assert answer.is_error
+        assert SECRET not in everything(answer)
+        assert model_text(answer).startswith("files.read reported an error. Its tool is marked sensitive")
+        assert memory.load(stored_namespace(answer), 0).to_text() == f"access denied for {SECRET}"
+    # Other modes pass a downstream's error through as it came.
+    assert model_text(await boundary.answer(site("auto"), answering(denied))) == f"access denied for {SECRET}"
+    assert await boundary.relay(site("never"), answering(denied)) == dumps(denied)
+    # The SDK path and `offprompt.wrap`, end to end.
+    config = parse_config(CONFIG)
+    proxy = Proxy(config.servers)
+    async with proxy.running(), Client(build_server(memory, proxy, config.settings)) as client:
+        proxied = await client.call_tool("vault__fail", {})
+    wrapped_server = MCPServer("vault")
+
+    @wrapped_server.tool()
+    def unlock() -> str:
+        """Opens the vault."""
+        raise ToolError(f"access denied for {SECRET}")  # the SDK answers its text as an error result
+
+    offprompt.wrap(wrapped_server, memory=memory, tools={"unlock": "always"})
+    async with Client(wrapped_server) as client:
+        wrapped = await client.call_tool("unlock", {})
+    for answer in (proxied, wrapped):
+        assert answer.is_error
+        assert SECRET not in everything(answer)
+        assert "reported an error" in model_text(answer)
+        assert memory.load(stored_namespace(answer), 0).to_text().endswith(f"access denied for {SECRET}")
+    # offprompt's own log names no content (the wrapped server's SDK logs its tool's error itself).
+    assert not [r for r in caplog.records if r.name.startswith("offprompt") and SECRET in r.getMessage()]
 
 
 async def test_the_fast_lane_relays_the_downstreams_own_bytes_or_the_reference_as_2025_json(

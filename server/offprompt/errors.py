@@ -43,7 +43,7 @@ class InvalidArgumentError(OffpromptError):
 
 
 class LimitExceededError(OffpromptError):
-    """A memory_select expression was stopped by one of its limits (time, output, memory)."""
+    """A memory_select expression or a memory_grep search was stopped by one of its limits (time, output, memory)."""
 
 
 class SearchTimeLimitError(OffpromptError):

@@ -57,15 +57,16 @@ def is_empty(result: mt.CallToolResult) -> bool:
 
 
 def decide(mode: OffPrompt, result: mt.CallToolResult, thresholds: Thresholds) -> Decision:
-    """Whether to store the result; errors and empty results always pass through."""
-    if result.is_error:
-        return Decision(False, "the downstream reported an error")
+    """Whether to store the result; empty results always pass through, and errors unless the tool is `always`
+    (a sensitive tool's error may quote what it guards: it is stored like its results)."""
     if mode == "never":
         return Decision(False, "off_prompt is never")
     if is_empty(result):
         return Decision(False, "the result is empty")
     if mode == "always":
         return Decision(True, "off_prompt is always")
+    if result.is_error:
+        return Decision(False, "the downstream reported an error")
     blob = sum(_blob_bytes(b) for b in result.content)  # twenty screenshots weigh as one big one
     if blob > thresholds.blob_bytes:
         return Decision(True, f"{blob:,} bytes of binaries is over {thresholds.blob_bytes:,} bytes")
@@ -83,10 +84,11 @@ def passes_by_size(mode: OffPrompt, is_error: bool, body_bytes: int, thresholds:
     """Whether a result passes through on the size of its JSON alone, unread (the fast lane's shortcut).
 
     A token is at least one byte of text and a blob's base64 is longer than the blob, so a body no longer than
-    both thresholds is small under every rule of `decide`. Errors and `never` always pass; `always` never does.
+    both thresholds is small under every rule of `decide`. `never` always passes, and errors of other modes;
+    `always` never does, errors included.
     """
-    if mode == "never" or is_error:
-        return True
     if mode == "always":
         return False
+    if mode == "never" or is_error:
+        return True
     return body_bytes <= min(thresholds.tokens, thresholds.blob_bytes)

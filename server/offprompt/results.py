@@ -7,7 +7,9 @@ path (`serve/app.py`), the stdio fast lane (`serve/fastlane.py`) and
 - the arguments that go out (what the model sent, minus what is for offprompt);
 - the call's failures: offprompt's own errors and a downstream's malformed or
   crashed answer become an `isError` result that says what to do, and nothing
-  of a sensitive (`always`) result is quoted in it or in the log;
+  of a sensitive (`always`) result is quoted in it or in the log; a sensitive
+  tool's own `isError` result is stored like its results and answered with its
+  reference, still as an error;
 - the decision (`policy.py`) and, when the result goes off the prompt, storing
   it and answering with its reference;
 - secrets (`secrets/`): handles in the arguments become their values on the
@@ -93,6 +95,15 @@ class ResultSettings:
 
 def error_result(message: str) -> mt.CallToolResult:
     return mt.CallToolResult(content=[mt.TextContent(text=message)], is_error=True)
+
+
+def _stored_error(site: CallSite, reference: mt.CallToolResult) -> mt.CallToolResult:
+    """A sensitive tool's error, stored: still an error to the client, and the model reads it only if it must."""
+    said = mt.TextContent(
+        text=f'{site.source} reported an error. Its tool is marked sensitive ("off_prompt": "always"), so the '
+        "error was stored like its results and nothing of it is shown here."
+    )
+    return reference.model_copy(update={"content": [said, *reference.content], "is_error": True})
 
 
 def _holds_handle(value: Any) -> bool:
@@ -231,6 +242,8 @@ class ResultBoundary:
             return error_result(f"The result of {site.source} could not be stored off the prompt: {exc}")
         logger.info("stored %s as %s: %s", site.source, reference.namespace, decision.reason)
         answer = reference.to_result()
+        if result.is_error:
+            answer = _stored_error(site, answer)
         # Counted for `offprompt stats`: what the result held (a repeated structuredContent once), and what the
         # model got instead.
         memory.usage.stored(

@@ -9,6 +9,7 @@ import pytest
 from mcp import Client
 
 from offprompt.artifacts import TextArtifact
+from offprompt.errors import LimitExceededError
 from offprompt.memory.storage import grep
 from offprompt.memory.task_memory import TaskMemory
 
@@ -83,3 +84,19 @@ async def test_grep_streams_the_text_instead_of_reading_it_whole(memory: TaskMem
     assert not truncated
     # Reading 10 MB whole and splitting it into lines took over 50 MB here; the worker streams it.
     assert peak < 5_000_000, f"grep held {peak:,} bytes in the server"
+
+
+async def test_a_line_too_long_to_hold_stops_at_the_memory_limit_and_says_so(
+    memory: TaskMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A text with no newline is held whole by the worker; without a cap it took as much memory as it was long.
+    monkeypatch.setattr(grep, "GREP_MEMORY_BYTES", 48 * 1024**2)
+    memory.text.store("flat", 0, TextArtifact(value="word " * 5_000_000 + "needle"), searchable=False)  # 25 MB
+    memory.text.store("lines", 0, TextArtifact(value="a line\nthe needle\n"), searchable=False)
+    with pytest.raises(LimitExceededError) as caught:
+        await anyio.to_thread.run_sync(memory.text.grep, "needle", [("flat", 0)], 5)
+    assert "memory limit of 48 MiB" in str(caught.value)
+    assert "memory_load offset=" in str(caught.value)
+    # The worker answers the next search.
+    matches, _ = await anyio.to_thread.run_sync(memory.text.grep, "needle", [("lines", 0)], 5)
+    assert [m.line for m in matches] == [2]

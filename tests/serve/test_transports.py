@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AbstractContextManager, asynccontextmanager
+from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -639,12 +639,48 @@ async def test_one_token_cannot_take_every_session_and_idle_sessions_close(tmp_p
             assert again.status_code == 200
 
 
+async def test_one_token_cannot_take_every_sse_connection_and_a_closed_one_frees_its_place(tmp_path: Path) -> None:
+    env = clean_env(OFFPROMPT_AUTH_TOKEN=f"{ALICE},{BOB}")
+    with offprompt_serving(tmp_path / "data", "--transport", "sse", "--max-sessions-per-token", "3", env=env) as s:
+        async with httpx.AsyncClient(timeout=30) as http, AsyncExitStack() as held:
+
+            async def connect(token: str) -> httpx.Response:
+                headers = {"Authorization": f"Bearer {token}"}
+                return await held.enter_async_context(http.stream("GET", s.url, headers=headers))
+
+            opened = [await connect(ALICE) for _ in range(3)]
+            assert [r.status_code for r in opened] == [200, 200, 200]
+            refused = await connect(ALICE)
+            assert refused.status_code == 429
+            assert "already holds 3 open SSE connections" in (await refused.aread()).decode()
+            assert "max_sessions_per_token" in refused.text
+            assert (await connect(BOB)).status_code == 200  # other tokens are unaffected
+            await opened[0].aclose()  # Alice closes one: its place is free again
+            with anyio.fail_after(30):
+                for _ in range(100):  # the server sees the close within moments
+                    again = await connect(ALICE)
+                    if again.status_code != 429:
+                        break
+                    await anyio.sleep(0.2)
+            assert again.status_code == 200
+
+
 # -- big answers over HTTP ------------------------------------------------------------------------------------------
 
 
+@asynccontextmanager
+async def sse_session_for(url: str) -> AsyncIterator[ClientSession]:
+    """A `ClientSession` over legacy SSE, initialized."""
+    async with sse_client(url) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
 @pytest.mark.node
-async def test_big_stored_outputs_read_back_over_http_in_answers_under_1_mib(tmp_path: Path) -> None:
-    # The SDK's HTTP client refuses a server-sent event over 1 MiB; a 1.6 MB text and a ~1 MB image broke it.
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_big_stored_outputs_read_back_over_http_in_answers_under_1_mib(tmp_path: Path, transport: str) -> None:
+    # The SDK's clients refuse a server-sent event over 1 MiB (over SSE that ends the session); a 1.6 MB text and a
+    # ~1 MB image broke them.
     from ..support import node_peer
 
     root = tmp_path / "files"
@@ -658,8 +694,9 @@ async def test_big_stored_outputs_read_back_over_http_in_answers_under_1_mib(tmp
     config = tmp_path / "offprompt.json"
     fs = node_peer("@modelcontextprotocol/server-filesystem/dist/index.js", str(root))
     config.write_text(json.dumps({"mcpServers": {"fs": fs}}))
-    with offprompt_serving(tmp_path / "data", "--config", str(config), "--transport", "http") as served:
-        async with session_for(served.url) as session:
+    with offprompt_serving(tmp_path / "data", "--config", str(config), "--transport", transport) as served:
+        opened = session_for(served.url) if transport == "http" else sse_session_for(served.url)
+        async with opened as session:
             ref = (await session.call_tool("fs__read_text_file", {"path": str(root / "big.log")})).meta
             assert ref is not None
             memory_name, namespace = ref["offprompt"]["memory_name"], ref["offprompt"]["artifact_namespace"]

@@ -1,4 +1,5 @@
-"""A downstream MCP server that answers `reveal` with a malformed tool result holding a secret.
+"""A downstream MCP server that answers `reveal` with a malformed tool result holding a secret, and `fail` with
+its own error result quoting the secret.
 
 It speaks JSON-RPC over stdio by hand (an SDK server could not send a malformed result) and, before the
 answer, writes a line that is not JSON and holds the secret too.
@@ -29,7 +30,9 @@ for line in sys.stdin:
             "serverInfo": {"name": "malformed", "version": "1"},
         }
     elif method == "tools/list":
-        result = {"tools": [{"name": "reveal", "inputSchema": {"type": "object"}}]}
+        result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("reveal", "fail")]}
+    elif method == "tools/call" and request["params"]["name"] == "fail":
+        result = {"content": [{"type": "text", "text": f"access denied for {SECRET}"}], "isError": True}
     elif method == "tools/call":
         sys.stdout.write(f"debug: about to reveal {SECRET}\n")
         result = {"content": [{"type": "text", "text": {"value": SECRET}}]}

@@ -28,6 +28,7 @@ import re
 import signal
 import socket
 import threading
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -358,14 +359,32 @@ def http_app(server: Server[Any], settings: TransportSettings) -> ASGIApp:
 
 
 class _SseStream:
-    """`GET /sse`: one legacy SSE connection, served until the client goes away."""
+    """`GET /sse`: one legacy SSE connection, served until the client goes away.
 
-    def __init__(self, server: Server[Any], transport: SseServerTransport) -> None:
+    Each connection is a session: a token (or, without tokens, all callers together) may hold at most `limit`
+    open at once, as over streamable HTTP, so one caller cannot take every connection; the next gets 429.
+    """
+
+    def __init__(self, server: Server[Any], transport: SseServerTransport, limit: int) -> None:
         self.server = server
         self.transport = transport
+        self.limit = limit
         self.lifespan_state: Any = None
+        self.open: Counter[str | None] = Counter()  # open connections per owner (one event loop: no lock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")  # the owner `RequestGuard` named (its token's hash); None without tokens
+        owner = user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
+        if self.open[owner] >= self.limit:
+            await self._refuse(self.open[owner])(scope, receive, send)
+            return
+        self.open[owner] += 1
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.open[owner] -= 1
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         async with self.transport.connect_sse(scope, receive, send) as (read_stream, write_stream):
             await serve_loop(
                 self.server,
@@ -375,13 +394,23 @@ class _SseStream:
                 init_options=self.server.create_initialization_options(),
             )
 
+    @staticmethod
+    def _refuse(held: int) -> PlainTextResponse:
+        logger.warning("refused a new SSE connection: its token already holds %d open", held)
+        message = (
+            f"Too many sessions: this token already holds {held} open SSE connections (GET {SSE_PATH}), the most "
+            "one token may have. Close connections you no longer use. The server's operator sets the limit with "
+            "--max-sessions-per-token or max_sessions_per_token."
+        )
+        return PlainTextResponse(message, 429)
+
 
 def sse_app(server: Server[Any], settings: TransportSettings) -> ASGIApp:
     """The legacy HTTP+SSE transport: `GET /sse` for the stream, `POST /messages/?session_id=…` for requests."""
     transport = SseServerTransport(
         MESSAGES_PATH, security_settings=_CHECKED_BY_GUARD, max_request_body_size=settings.max_request_bytes
     )
-    stream = _SseStream(server, transport)
+    stream = _SseStream(server, transport, settings.max_sessions_per_token)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -4,12 +4,15 @@ Run as a script (stdlib only, nothing of offprompt imported: it starts in a few 
 one JSON job per stdin line and writes one JSON answer per stdout line, until stdin closes:
 
     {"pattern": str, "files": [[path, namespace, item], ...], "max_matches": int, "excerpt_chars": int,
-     "seconds": float}
+     "seconds": float, "memory_bytes": int}
     -> {"matches": [[namespace, item, line, byte_offset, excerpt], ...], "truncated": bool}
      | {"error": "the regex compile error"}
+     | {"limit": "memory"}
 
 Python's `re` holds the GIL and cannot be interrupted, so the parent kills this process at the time limit. An
 orphaned worker (its parent killed with -9) still dies: each job sets a CPU-time limit the kernel enforces.
+Each job also caps the worker's address space: a line is held whole until its newline, so a text with no
+newline at all would otherwise take as much memory as it is long; past the cap the job answers the limit.
 """
 
 from __future__ import annotations
@@ -97,11 +100,24 @@ def _limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
+def _limit_memory(memory_bytes: int) -> None:
+    if sys.platform == "win32" or memory_bytes <= 0:
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        memory_bytes = min(memory_bytes, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, hard))
+
+
 def main() -> None:
     for request in sys.stdin.buffer:
         job = json.loads(request)
         _limit_cpu(float(job["seconds"]))
-        answer = _grep(job)
+        _limit_memory(int(job["memory_bytes"]))
+        try:
+            answer = _grep(job)
+        except MemoryError:  # the line being held is freed with the failed job's frames
+            answer = {"limit": "memory"}
         sys.stdout.buffer.write(json.dumps(answer, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n")
         sys.stdout.buffer.flush()
 

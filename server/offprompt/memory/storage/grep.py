@@ -4,8 +4,9 @@ Python's `re` backtracks (`(a+)+$` on 34 `a`s and a `b` runs for hours) and hold
 search in a thread of the server freezes every other call and even signal handling. Each search runs in a
 worker process (`_grep_worker.py`, reused between calls) that streams the files line by line; at the time
 limit the worker is killed and the call fails with `SearchTimeLimitError`. google-re2 (linear time) was
-measured and rejected: matching line by line it is about 10x slower than `re` on ordinary patterns, and it
-lacks backreferences and lookarounds, which `memory_grep` promises.
+measured (`nice -n 10 python -m bench.grep_limits`, 10 MB of log lines, three runs): matching line by line it
+takes 3.7-8.3x the worker's time, one multiline search over the whole text 0.2-0.6x; it lacks backreferences and
+lookarounds, which `memory_grep` promises, so it is not used.
 """
 
 from __future__ import annotations
@@ -22,10 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
-from offprompt.errors import InvalidArgumentError, SearchTimeLimitError
+from offprompt.errors import InvalidArgumentError, LimitExceededError, SearchTimeLimitError
 
 #: How long one memory_grep may run, waiting for a free worker included.
 GREP_SECONDS = 30.0
+#: The address space a worker may use: a line is held whole, so this bounds the longest line searched (about a
+#: quarter of it, as bytes, decoded text and the split lines).
+GREP_MEMORY_BYTES = 1024**3
 #: Searches that run at once; more wait for a free worker.
 WORKERS: Final = 2
 _SCRIPT: Final = Path(__file__).with_name("_grep_worker.py")
@@ -94,7 +98,7 @@ class GrepWorkers:
     def grep(
         self, pattern: str, files: Sequence[tuple[Path, str, int]], max_matches: int, excerpt_chars: int
     ) -> tuple[list[RawMatch], bool]:
-        seconds = GREP_SECONDS
+        seconds, memory_bytes = GREP_SECONDS, GREP_MEMORY_BYTES
         deadline = time.monotonic() + seconds
         job = {
             "pattern": pattern,
@@ -102,6 +106,7 @@ class GrepWorkers:
             "max_matches": max_matches,
             "excerpt_chars": excerpt_chars,
             "seconds": seconds,
+            "memory_bytes": memory_bytes,
         }
         if not self._slots.acquire(timeout=seconds):
             raise _too_slow(seconds)
@@ -118,6 +123,8 @@ class GrepWorkers:
             self._give_back(worker)
         finally:
             self._slots.release()
+        if "limit" in answer:
+            raise _too_big(memory_bytes)
         if "error" in answer:
             raise InvalidArgumentError(f"invalid regular expression {pattern!r}: {answer['error']}")
         matches = [RawMatch(ns, item, line, at, text) for ns, item, line, at, text in answer["matches"]]
@@ -165,4 +172,13 @@ def _too_slow(seconds: float) -> SearchTimeLimitError:
         f"memory_grep stopped at its time limit of {seconds:.0f} s: the pattern backtracks too much (nested "
         "repeats like (a+)+ or (.*)*) or the text searched is very large. Simplify the pattern (no nested "
         "quantifiers, anchor it, use literal words), or search one output with artifact_namespace."
+    )
+
+
+def _too_big(memory_bytes: int) -> LimitExceededError:
+    return LimitExceededError(
+        f"memory_grep stopped at its memory limit of {memory_bytes / 1024**2:,g} MiB: a line of the text searched "
+        "is too long to hold (a text with few or no newlines, such as minified JSON). Query JSON with "
+        "memory_select, read the text in windows with memory_load offset=..., or search other outputs with "
+        "artifact_namespace."
     )
