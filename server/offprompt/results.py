@@ -226,7 +226,7 @@ class ResultBoundary:
             )
         except OffpromptError as exc:
             return error_result(f"The result of {site.source} could not be stored off the prompt: {exc}")
-        logger.info("stored %s as %s: %s", site.source, reference.namespace, decision.reason)
+        logger.info("stored %s as %s: %s", site.source, reference.record.namespace, decision.reason)
         answer = reference.to_result()
         # Counted for `offprompt stats`: what the result held (a repeated structuredContent once), and what the
         # model got instead.
