@@ -100,7 +100,7 @@ def _serve_traced(out: Path, argv: list[str]) -> None:
     main(argv)
 
 
-async def _session(out: Path, config: Path, data: Path, call: bool) -> None:
+async def _session(out: Path, config: Path, data: Path, call: bool) -> str:
     params = StdioServerParameters(
         command=sys.executable,
         args=[__file__, "--serve", str(out), "--", "serve", "--config", str(config), "--data-dir", str(data)],
@@ -114,6 +114,8 @@ async def _session(out: Path, config: Path, data: Path, call: bool) -> None:
             if not (result.meta and "offprompt" in result.meta):
                 raise SystemExit("the call's result should have gone off the prompt")
         await anyio.sleep(1.0)  # the server's counts reach the file
+        # Read while the session is open: the server's shutdown (closing the memory) is not the call's.
+        return await anyio.Path(out).read_text()
 
 
 def _server_path() -> list[str]:
@@ -128,8 +130,7 @@ def _count(call: bool) -> collections.Counter[str]:
         config = root / "offprompt.json"
         config.write_text(json.dumps({"mcpServers": {"counter": {"command": sys.executable, "args": [str(COUNTER)]}}}))
         out = root / "crossings.json"
-        anyio.run(_session, out, config, root / "data", call)
-        return collections.Counter(json.loads(out.read_text()))
+        return collections.Counter(json.loads(anyio.run(_session, out, config, root / "data", call)))
 
 
 def _modules(pair: str) -> tuple[str, str]:

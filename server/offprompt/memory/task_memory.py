@@ -352,6 +352,7 @@ class TaskMemory:
             raise InvalidArgumentError("nothing to store: the result is empty")
         namespace = new_name()
         items: list[ItemRecord] = []
+        outlines: dict[int, tuple[Entry, ...]] = {}  # made while storing: not read back from where they were put
         try:
             for position, artifact in enumerate(flat):
                 meta = dict(artifact.meta)
@@ -367,6 +368,8 @@ class TaskMemory:
                     stored = self.text.store(namespace, position, artifact, with_outline=outline_tokens > 0)
                 else:
                     stored = storage.store(namespace, position, artifact)
+                if stored.outline is not None:
+                    outlines[position] = stored.outline
                 items.append(
                     ItemRecord(
                         item=position,
@@ -409,7 +412,8 @@ class TaskMemory:
         outline_item = 0
         if outline_tokens > 0:
             for position in texts:
-                entries = self.text.outline(namespace, position)
+                made = outlines.get(position)
+                entries = list(made) if made is not None else self.text.outline(namespace, position)
                 if entries:
                     outline_item = position
                     break

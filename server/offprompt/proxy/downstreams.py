@@ -223,8 +223,11 @@ class Downstream:
         async def send(session: McpSession) -> mt.CallToolResult:
             return await session.call_tool(tool, arguments, progress_callback=progress)
 
-        with self.callers.calling(caller):
+        self.callers.enter(caller)
+        try:
             return await self._guarded(tg, tool, limit, send)
+        finally:
+            self.callers.leave(caller)
 
     async def call_raw(
         self,
@@ -241,8 +244,11 @@ class Downstream:
             assert isinstance(session, StdioSession)
             return await session.request("tools/call", {"name": tool, "arguments": arguments or {}}, progress)
 
-        with self.callers.calling(caller):
+        self.callers.enter(caller)
+        try:
             return await self._guarded(tg, tool, limit, send, native=True)
+        finally:
+            self.callers.leave(caller)
 
     async def request_raw(
         self,
@@ -263,8 +269,11 @@ class Downstream:
                 )
             return await session.request(method, params)
 
-        with self.callers.calling(caller):
+        self.callers.enter(caller)
+        try:
             return await self._guarded(tg, method, limit, send)
+        finally:
+            self.callers.leave(caller)
 
     @property
     def raw_capable(self) -> bool:
