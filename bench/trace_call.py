@@ -1,6 +1,8 @@
 """How many times one fast-lane call crosses between offprompt's modules, from stdin to the reference.
 
-    .venv/bin/python -m bench.trace_call            # prints the count and the module pairs
+    .venv/bin/python -m bench.trace_call                      # prints the counts and the module pairs
+    .venv/bin/python -m bench.trace_call --label after --save # also records them in bench/results/trace_call.json
+    PYTHONPATH=/tmp/old/server .venv/bin/python -m bench.trace_call --label 87ac9a6 --save   # another tree's server
 
 The server runs as a real `offprompt serve --config` subprocess over stdio, under a profiler that counts
 every call from a function of one offprompt module into a function of another (a coroutine counts once,
@@ -8,6 +10,14 @@ not at each resumption), in every thread except the background indexers. The cli
 `ClientSession`, so the call takes the fast lane) starts a session, lists tools, and makes one call whose
 result goes off the prompt; a second run without that call is the baseline, and the difference is the
 call's own count.
+
+Four counts are reported, each with its module pairs: `total` (every crossing between two modules); `path`
+(crossings made by the modules that carry the call from stdin to the reference and back, `TaskMemory`
+included: calls made *from* the memory's internals below it, `artifacts`, `tokens` and the shutdown in
+`cli` are left out); `serving` (the part of `path` made outside the memory: stdio, the fast lane, the result
+boundary, policy, secrets, the proxy); and `packages` (crossings between offprompt's packages, so
+`offprompt.memory.storage.text -> offprompt.memory.catalog` counts none). Module names of older trees
+(`offprompt.storage`, `offprompt.catalog`, `TaskMemory` in `offprompt.memory`) are counted the same way.
 """
 
 from __future__ import annotations
@@ -29,6 +39,22 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 REPO = Path(__file__).resolve().parent.parent
 COUNTER = REPO / "tests" / "servers" / "counter.py"
+RESULTS = REPO / "bench" / "results" / "trace_call.json"
+#: The memory's own modules below `TaskMemory`, and the shutdown's (their crossings are not the call's path).
+#: Old names too (`offprompt.storage`, `offprompt.catalog`, ...), to count an older tree the same way.
+MEMORY_INTERNALS = (
+    "offprompt.memory.",
+    "offprompt.storage",
+    "offprompt.catalog",
+    "offprompt.chunking",
+    "offprompt.outline",
+    "offprompt.artifacts",
+    "offprompt.tokens",
+    "offprompt.cli",
+    "offprompt.embedding",
+)
+#: Where `TaskMemory` lives (in an older tree, `offprompt.memory` itself).
+TASK_MEMORY = ("offprompt.memory.task_memory", "offprompt.memory")
 
 
 def _serve_traced(out: Path, argv: list[str]) -> None:
@@ -74,11 +100,11 @@ def _serve_traced(out: Path, argv: list[str]) -> None:
     main(argv)
 
 
-async def _session(out: Path, config: Path, data: Path, call: bool) -> None:
+async def _session(out: Path, config: Path, data: Path, call: bool) -> str:
     params = StdioServerParameters(
         command=sys.executable,
         args=[__file__, "--serve", str(out), "--", "serve", "--config", str(config), "--data-dir", str(data)],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "server"), str(REPO)])},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(_server_path())},
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -88,6 +114,14 @@ async def _session(out: Path, config: Path, data: Path, call: bool) -> None:
             if not (result.meta and "offprompt" in result.meta):
                 raise SystemExit("the call's result should have gone off the prompt")
         await anyio.sleep(1.0)  # the server's counts reach the file
+        # Read while the session is open: the server's shutdown (closing the memory) is not the call's.
+        return await anyio.Path(out).read_text()
+
+
+def _server_path() -> list[str]:
+    """The caller's PYTHONPATH first (to trace another tree's server), then this tree's."""
+    given = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return [*given, str(REPO / "server"), str(REPO)]
 
 
 def _count(call: bool) -> collections.Counter[str]:
@@ -96,23 +130,88 @@ def _count(call: bool) -> collections.Counter[str]:
         config = root / "offprompt.json"
         config.write_text(json.dumps({"mcpServers": {"counter": {"command": sys.executable, "args": [str(COUNTER)]}}}))
         out = root / "crossings.json"
-        anyio.run(_session, out, config, root / "data", call)
-        return collections.Counter(json.loads(out.read_text()))
+        return collections.Counter(json.loads(anyio.run(_session, out, config, root / "data", call)))
+
+
+def _modules(pair: str) -> tuple[str, str]:
+    """The caller's and the callee's module (a pair names functions too under TRACE_FUNCTIONS)."""
+    caller, callee = pair.split(" -> ")
+    if os.environ.get("TRACE_FUNCTIONS"):
+        caller, callee = caller.rsplit(".", 1)[0], callee.rsplit(".", 1)[0]
+    return caller, callee
+
+
+def on_path(pair: str) -> bool:
+    """Made by the modules that carry the call, `TaskMemory` included."""
+    caller, _ = _modules(pair)
+    return caller in TASK_MEMORY or not caller.startswith(MEMORY_INTERNALS)
+
+
+def serving(pair: str) -> bool:
+    """Made by the serving side: stdio, the fast lane, the boundary, policy, secrets, the proxy (not the memory)."""
+    caller, _ = _modules(pair)
+    return caller not in TASK_MEMORY and not caller.startswith(MEMORY_INTERNALS)
+
+
+def package(module: str) -> str:
+    """`offprompt.memory.storage.text` -> `offprompt.memory`; a top-level module is its own package."""
+    return ".".join(module.split(".")[:2])
+
+
+def summary(diff: collections.Counter[str]) -> dict[str, Any]:
+    path = collections.Counter({pair: n for pair, n in diff.items() if on_path(pair)})
+    served = collections.Counter({pair: n for pair, n in diff.items() if serving(pair)})
+    packages: collections.Counter[str] = collections.Counter()
+    for pair, count in diff.items():
+        caller, callee = (package(m) for m in _modules(pair))
+        if caller != callee:
+            packages[f"{caller} -> {callee}"] += count
+    return {
+        "total": sum(diff.values()),
+        "pairs": len(diff),
+        "path": sum(path.values()),
+        "path_pairs": len(path),
+        "serving": sum(served.values()),
+        "serving_pairs": len(served),
+        "packages": sum(packages.values()),
+        "package_pairs": len(packages),
+        "crossings": dict(diff.most_common()),
+        "path_crossings": dict(path.most_common()),
+        "package_crossings": dict(packages.most_common()),
+    }
+
+
+def _save(label: str, result: dict[str, Any]) -> None:
+    """Add this run under `label` to the results file, the others kept."""
+    runs = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    given = os.environ.get("PYTHONPATH", "")
+    tree = f"PYTHONPATH={given} " if given else ""
+    command = f"PYTHONDONTWRITEBYTECODE=1 {tree}python -m bench.trace_call --save --label '{label}'"
+    runs[label] = {"command": command, **result}
+    RESULTS.write_text(json.dumps(runs, indent=2) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--path", action="store_true", help="list only the crossings on the call's path")
+    parser.add_argument("--save", action="store_true", help=f"record the counts in {RESULTS.relative_to(REPO)}")
+    parser.add_argument("--label", default="current", help="the name the counts are recorded under")
     args, rest = parser.parse_known_args()
     if args.serve is not None:
         _serve_traced(args.serve, [a for a in rest if a != "--"])
         return
     with_call, baseline = _count(call=True), _count(call=False)
-    diff = with_call - baseline
-    print(f"module boundaries crossed by one stored fast-lane call: {sum(diff.values())}")
-    print(f"distinct module pairs: {len(diff)}")
-    for pair, count in diff.most_common():
+    result = summary(with_call - baseline)
+    print(f"module boundaries crossed by one stored fast-lane call: {result['total']} ({result['pairs']} pairs)")
+    print(f"  on the call's path (memory internals left out): {result['path']} ({result['path_pairs']} pairs)")
+    print(f"  of which the serving side's (no memory): {result['serving']} ({result['serving_pairs']} pairs)")
+    print(f"  between packages: {result['packages']} ({result['package_pairs']} pairs)")
+    listed = result["path_crossings"] if args.path else result["crossings"]
+    for pair, count in listed.items():
         print(f"{count:6d}  {pair}")
+    if args.save:
+        _save(args.label, result)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ BELOW_SERVING = (
     "artifacts.py",
     "tokens.py",
     "embedding.py",
+    "secrets",
+    "jsonrpc.py",
 )
 
 

@@ -29,7 +29,7 @@ from offprompt.errors import OffpromptError
 from offprompt.memory.siblings import open_free
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.policy import Thresholds
-from offprompt.results import CallSite, ResultBoundary, ResultSettings
+from offprompt.results import CallSite, ResultBoundary, ResultSettings, error_result
 from offprompt.tools import TOOLS
 
 logger = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ class OffPromptMiddleware:
             try:
                 memory = await anyio.to_thread.run_sync(self.memory)
             except OffpromptError as exc:
-                return mt.CallToolResult(content=[mt.TextContent(text=str(exc))], is_error=True)
+                return error_result(str(exc))
             return await tools.call(memory, memory_tool, params.get("arguments"), None)
         arguments = params.get("arguments")
         site = CallSite(

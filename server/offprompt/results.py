@@ -240,7 +240,7 @@ class ResultBoundary:
             )
         except OffpromptError as exc:
             return error_result(f"The result of {site.source} could not be stored off the prompt: {exc}")
-        logger.info("stored %s as %s: %s", site.source, reference.namespace, decision.reason)
+        logger.info("stored %s as %s: %s", site.source, reference.record.namespace, decision.reason)
         answer = reference.to_result()
         if result.is_error:
             answer = _stored_error(site, answer)

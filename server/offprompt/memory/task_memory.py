@@ -2,9 +2,10 @@
 
 The dispatch table maps an artifact type to the storage that keeps it (text
 and JSON to text storage, binaries to blob storage): storing a new artifact
-type elsewhere is one line there. Which storages and indexes a memory has is
-chosen by its settings in `storage/registry.py`. A namespace holds every artifact of one tool result in order, text and
-blobs together. The catalog records where each namespace came from.
+type elsewhere is one line there. Which storages, indexes and catalog a memory
+has is chosen by its settings in `backends.py` and `storage/registry.py`. A
+namespace holds every artifact of one tool result in order, text and blobs
+together. The catalog records where each namespace came from.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from offprompt.artifacts import (
     new_name,
 )
 from offprompt.errors import InvalidArgumentError, NotFoundError, QuotaError
+from offprompt.memory.backends import open_memory_parts
 from offprompt.memory.catalog import BINARY, DUPLICATE_OF, Catalog, ItemRecord, NamespaceRecord
 from offprompt.memory.dirlock import DirectoryLock
 from offprompt.memory.outline import Entry, LineIndex, passages
@@ -45,7 +47,7 @@ from offprompt.memory.outline.passages import Passage
 from offprompt.memory.select import Selection, SelectLimits, Selector, Source
 from offprompt.memory.storage import BackendChoice, EmbeddingSpec, drop_vectors, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
-from offprompt.memory.storage.files import private_dir, secure_and_sweep
+from offprompt.memory.storage.files import secure_and_sweep
 from offprompt.memory.storage.fusion import reciprocal_rank_fusion
 from offprompt.memory.usage import Usage
 
@@ -261,60 +263,25 @@ class TaskMemory:
         """Open (or create) the memory in its directory, taking the directory's lock; with `tidy`, drop orphans
         and expired namespaces at once (`offprompt memory gc` does it itself, to report what it drops); with
         `resume_indexing`, index in the background what an earlier process left unindexed."""
-        if settings.postgres is not None:
-            return cls._open_shared(settings, tidy=tidy, resume_indexing=resume_indexing)
-        directory = settings.directory
-        private_dir(directory.parent)
-        lock = DirectoryLock(directory)
-        lock.acquire()  # makes the directory too: a sibling being dropped may take it away until we hold it
+        parts = open_memory_parts(_choice(settings, resume_indexing=resume_indexing))
         try:
-            swept = secure_and_sweep(directory)  # held by no one else: every temporary file is a killed write's
-            if swept:
-                logger.info("removed %s bytes of half-written files from memory %r", f"{swept:,}", settings.name)
-            backends = open_backends(_choice(settings, resume_indexing=resume_indexing))
             memory = cls(
                 settings.name,
-                Catalog(directory / "catalog.sqlite3"),
-                backends.text,
-                backends.blobs,
+                parts.catalog,
+                parts.text,
+                parts.blobs,
                 ttl_seconds=settings.ttl_seconds,
                 max_bytes=settings.max_bytes,
-                lock=lock,
+                lock=parts.lock,
             )
         except BaseException:
-            lock.release()
+            parts.abandon()
             raise
-        memory.directory = directory
+        memory.directory = settings.directory
         if tidy:
-            memory._drop_orphans()
+            if parts.owns_payloads:  # in a shared memory, another server may be between a payload and its row
+                memory._drop_orphans()
             memory.expire()
-        return memory
-
-    @classmethod
-    def _open_shared(cls, settings: MemorySettings, *, tidy: bool, resume_indexing: bool) -> TaskMemory:
-        """A memory in PostgreSQL that any number of servers use at once: no directory lock; the directory holds
-        only this server's copies of the texts it reads (and its secrets table)."""
-        from offprompt.memory.pgcatalog import PgCatalog
-
-        directory = settings.directory
-        private_dir(directory)
-        backends = open_backends(_choice(settings, resume_indexing=resume_indexing))
-        assert backends.database is not None
-        try:
-            memory = cls(
-                settings.name,
-                PgCatalog(backends.database),
-                backends.text,
-                backends.blobs,
-                ttl_seconds=settings.ttl_seconds,
-                max_bytes=settings.max_bytes,
-            )
-        except BaseException:
-            backends.text.close()
-            raise
-        memory.directory = directory
-        if tidy:
-            memory.expire()  # not orphans: another server may be between writing a payload and its catalog row
         return memory
 
     @classmethod
@@ -385,6 +352,7 @@ class TaskMemory:
             raise InvalidArgumentError("nothing to store: the result is empty")
         namespace = new_name()
         items: list[ItemRecord] = []
+        outlines: dict[int, tuple[Entry, ...]] = {}  # made while storing: not read back from where they were put
         try:
             for position, artifact in enumerate(flat):
                 meta = dict(artifact.meta)
@@ -400,6 +368,8 @@ class TaskMemory:
                     stored = self.text.store(namespace, position, artifact, with_outline=outline_tokens > 0)
                 else:
                     stored = storage.store(namespace, position, artifact)
+                if stored.outline is not None:
+                    outlines[position] = stored.outline
                 items.append(
                     ItemRecord(
                         item=position,
@@ -442,7 +412,8 @@ class TaskMemory:
         outline_item = 0
         if outline_tokens > 0:
             for position in texts:
-                entries = self.text.outline(namespace, position)
+                made = outlines.get(position)
+                entries = list(made) if made is not None else self.text.outline(namespace, position)
                 if entries:
                     outline_item = position
                     break

@@ -69,16 +69,18 @@ class Callers:
         self._in_flight: Counter[int] = Counter()  # calls in flight, by client
         self._channels: dict[int, list[ClientChannel]] = {}  # those calls' channels, by client
 
-    def calling(self, channel: ClientChannel | None) -> _Calling:
-        """While a call of `channel`'s client is in flight to this downstream (a `with` block)."""
-        return _Calling(self, channel)
-
-    def _enter(self, channel: ClientChannel) -> None:
+    def enter(self, channel: ClientChannel | None) -> None:
+        """A call of `channel`'s client goes in flight to this downstream; `leave` when it has ended (in a
+        `finally`). Two plain calls, not a context manager: every proxied call makes them."""
+        if channel is None:
+            return
         key = id(channel.client)  # one client's overlapping calls are no ambiguity
         self._channels.setdefault(key, []).append(channel)
         self._in_flight[key] += 1
 
-    def _leave(self, channel: ClientChannel) -> None:
+    def leave(self, channel: ClientChannel | None) -> None:
+        if channel is None:
+            return
         key = id(channel.client)
         self._in_flight[key] -= 1
         self._channels[key].remove(channel)
@@ -112,22 +114,3 @@ class Callers:
             raise MCPError(mt.METHOD_NOT_FOUND, f"{feature} is not available: {who}")
         logger.info('relaying %s from "%s" to its client', method, self.server)
         return await channel.request(method, params)
-
-
-class _Calling:
-    """`Callers.calling`: a plain context manager, as every proxied call enters one (a generator-based one cost
-    about ten times as much)."""
-
-    __slots__ = ("_callers", "_channel")
-
-    def __init__(self, callers: Callers, channel: ClientChannel | None) -> None:
-        self._callers = callers
-        self._channel = channel
-
-    def __enter__(self) -> None:
-        if self._channel is not None:
-            self._callers._enter(self._channel)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._channel is not None:
-            self._callers._leave(self._channel)

@@ -15,7 +15,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -223,8 +223,11 @@ class Downstream:
         async def send(session: McpSession) -> mt.CallToolResult:
             return await session.call_tool(tool, arguments, progress_callback=progress)
 
-        with self.callers.calling(caller):
+        self.callers.enter(caller)
+        try:
             return await self._guarded(tg, tool, limit, send)
+        finally:
+            self.callers.leave(caller)
 
     async def call_raw(
         self,
@@ -241,8 +244,11 @@ class Downstream:
             assert isinstance(session, StdioSession)
             return await session.request("tools/call", {"name": tool, "arguments": arguments or {}}, progress)
 
-        with self.callers.calling(caller):
+        self.callers.enter(caller)
+        try:
             return await self._guarded(tg, tool, limit, send, native=True)
+        finally:
+            self.callers.leave(caller)
 
     async def request_raw(
         self,
@@ -263,8 +269,11 @@ class Downstream:
                 )
             return await session.request(method, params)
 
-        with self.callers.calling(caller):
+        self.callers.enter(caller)
+        try:
             return await self._guarded(tg, method, limit, send)
+        finally:
+            self.callers.leave(caller)
 
     @property
     def raw_capable(self) -> bool:
@@ -346,8 +355,15 @@ def _describe(exc: BaseException) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Route:
+    """Where a public tool name goes, and what the config says of that tool: settled when the routes are built,
+    so a call reads them here instead of asking the config each time. Two routes are equal by server and tool."""
+
     server: str
     tool: str
+    mode: OffPrompt = field(default="auto", compare=False)
+    secrets: SecretsMode = field(default="redact", compare=False)
+    #: The tool's `intent` argument is offprompt's (added to its schema when listed): never forwarded.
+    intent: bool = field(default=False, compare=False)
 
 
 class Proxy:
@@ -490,11 +506,14 @@ class Proxy:
                     if clash is not None:
                         collisions.append(clash)
                         continue
-                route = routes[public] = Route(name, tool.name)
                 update: dict[str, Any] = {"name": public, "output_schema": None}
                 schema = with_intent(tool.input_schema) if self.intent else None
                 if schema is not None:
                     update["input_schema"] = schema
+                config = downstream.config
+                mode, secrets = config.policy_for(tool.name), config.secrets_for(tool.name)
+                route = routes[public] = Route(name, tool.name, mode, secrets, intent=schema is not None)
+                if route.intent:
                     intent_routes.add(route)
                 listed.append(tool.model_copy(update=update))
         self._routes, self._listed, self._routes_version = routes, listed, version
@@ -516,6 +535,11 @@ class Proxy:
     def _public(self, server: str, name: str) -> str:
         """A prompt's or resource's public name: its own for a server with `"prefix": false`."""
         return public_name(server, name) if self.downstreams[server].config.prefix else name
+
+    def raw_route(self, public: str) -> Route | None:
+        """The route of a call that can take the fast lane now (its server is a live local one), else None."""
+        route = self.routes().get(public)
+        return route if route is not None and self.downstreams[route.server].raw_capable else None
 
     def takes_intent(self, route: Route) -> bool:
         """Whether the tool's `intent` argument is offprompt's, to be taken out before the call is forwarded."""

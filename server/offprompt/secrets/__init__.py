@@ -1,7 +1,7 @@
 """Secrets in tool results: found, kept in a table of their own, shown to the model only as handles."""
 
-from offprompt.secrets.detect import Finding, find_secrets, may_hold_secret
-from offprompt.secrets.redact import HANDLE_MARK, VAULT_FILE, Redactor, json_may_hold_secret, may_hold_secret_in
+from offprompt.secrets.detect import Finding, find_secrets, json_may_hold_secret, may_hold_secret, may_hold_secret_in
+from offprompt.secrets.redact import HANDLE_MARK, VAULT_FILE, Redactor
 from offprompt.secrets.vault import HANDLE, SecretVault
 
 __all__ = [

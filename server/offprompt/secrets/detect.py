@@ -18,10 +18,12 @@ import binascii
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
+import mcp_types as mt
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 
-__all__ = ["Finding", "find_secrets", "may_hold_secret"]
+__all__ = ["Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,6 +392,32 @@ def may_hold_secret(data: bytes | str) -> bool:
     if isinstance(data, bytes):
         return bool(_BYTES_AUTOMATON.find_matches_as_indexes(data.lower()))
     return bool(_AUTOMATON.find_matches_as_indexes(data.lower()))
+
+
+def may_hold_secret_in(result: mt.CallToolResult) -> bool:
+    """The prefilter over a result's texts: False means `Redactor.redact_result` would change nothing. Here, next
+    to `may_hold_secret`, so the result boundary asks it in one call."""
+    for block in result.content:
+        if isinstance(block, mt.TextContent) and may_hold_secret(block.text):
+            return True
+        if (
+            isinstance(block, mt.EmbeddedResource)
+            and isinstance(block.resource, mt.TextResourceContents)
+            and may_hold_secret(block.resource.text)
+        ):
+            return True
+    return json_may_hold_secret(result.structured_content)
+
+
+def json_may_hold_secret(value: Any) -> bool:
+    """The prefilter over every string of a JSON value."""
+    if isinstance(value, str):
+        return may_hold_secret(value)
+    if isinstance(value, dict):
+        return any(json_may_hold_secret(item) for item in value.values())
+    if isinstance(value, list):
+        return any(json_may_hold_secret(item) for item in value)
+    return False
 
 
 def _anchor_positions(lowered: str) -> dict[str, list[int]]:

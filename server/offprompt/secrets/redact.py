@@ -18,7 +18,7 @@ from typing import Any
 import mcp_types as mt
 
 from offprompt.errors import UnknownSecretError
-from offprompt.secrets.detect import find_secrets, may_hold_secret
+from offprompt.secrets.detect import find_secrets, json_may_hold_secret, may_hold_secret_in
 from offprompt.secrets.vault import HANDLE, SecretVault
 
 __all__ = ["HANDLE_MARK", "VAULT_FILE", "Redactor", "json_may_hold_secret", "may_hold_secret_in"]
@@ -34,31 +34,6 @@ Contents = mt.TextResourceContents | mt.BlobResourceContents
 
 #: The secrets table's file in a memory's directory.
 VAULT_FILE = "secrets.sqlite3"
-
-
-def may_hold_secret_in(result: mt.CallToolResult) -> bool:
-    """The prefilter over a result's texts: False means `redact_result` would change nothing."""
-    for block in result.content:
-        if isinstance(block, mt.TextContent) and may_hold_secret(block.text):
-            return True
-        if (
-            isinstance(block, mt.EmbeddedResource)
-            and isinstance(block.resource, mt.TextResourceContents)
-            and may_hold_secret(block.resource.text)
-        ):
-            return True
-    return json_may_hold_secret(result.structured_content)
-
-
-def json_may_hold_secret(value: Any) -> bool:
-    """The prefilter over every string of a JSON value."""
-    if isinstance(value, str):
-        return may_hold_secret(value)
-    if isinstance(value, dict):
-        return any(json_may_hold_secret(item) for item in value.values())
-    if isinstance(value, list):
-        return any(json_may_hold_secret(item) for item in value)
-    return False
 
 
 class Redactor:

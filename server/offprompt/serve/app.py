@@ -87,16 +87,10 @@ def _quiet(forward: ProgressFn) -> ProgressFn:
     return send
 
 
-def _call_site(ctx: Ctx, proxy: Proxy, route: Route, arguments: dict[str, Any] | None) -> CallSite:
+def _call_site(ctx: Ctx, route: Route, arguments: dict[str, Any] | None) -> CallSite:
     """A proxied call, as the result boundary sees it."""
     return CallSite(
-        route.server,
-        route.tool,
-        proxy.policy(route),
-        arguments,
-        owner_of(ctx) or "",
-        intent=proxy.takes_intent(route),
-        secrets=proxy.secrets(route),
+        route.server, route.tool, route.mode, arguments, owner_of(ctx) or "", intent=route.intent, secrets=route.secrets
     )
 
 
@@ -230,7 +224,7 @@ def build_server(
         route = await proxy.route(params.name)
         if route is None:
             raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
-        site = _call_site(ctx, proxy, route, params.arguments)
+        site = _call_site(ctx, route, params.arguments)
         session = _client_session(ctx, proxy) if proxy.per_session(route) else None
         if _is_modern(ctx):  # a 2026-07-28 client: the downstream's requests become input-required rounds
 
@@ -398,7 +392,7 @@ def serve_tasks(
         route = await proxy.route(call.name) if call.name not in TOOLS else None
         if route is None or call.task is None:
             return await call_next(ctx)  # a memory tool runs at once; an unknown one gets its error there
-        site = _call_site(ctx, proxy, route, call.arguments)
+        site = _call_site(ctx, route, call.arguments)
         arguments = results.forwarded_arguments(site)
         session = _client_session(ctx, proxy) if proxy.per_session(route) else None
         task = call.task.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -36,13 +36,12 @@ class StdioClient:
         self._ids = itertools.count(1)
         self._pending: dict[str, tuple[anyio.Event, list[dict[str, Any]]]] = {}
         self.capabilities: dict[str, Any] = {}
+        #: The client connection (`ClientChannel.client`): the one on stdio. An attribute, not a property: every
+        #: proxied call reads it twice (`Callers`), and a property is one more call each time.
+        self.client: object = self
 
     def supports(self, feature: str) -> bool:
         return feature in self.capabilities
-
-    @property
-    def client(self) -> object:
-        return self
 
     def declared(self, initialize: dict[str, Any]) -> None:
         """Remember what the client declared in its `initialize`."""

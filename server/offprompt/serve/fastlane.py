@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from mcp.shared.dispatcher import as_request_id
 from mcp.shared.exceptions import MCPError
@@ -29,6 +29,8 @@ from offprompt.tools import TOOLS
 logger = logging.getLogger(__name__)
 
 Write = Callable[[dict[str, Any] | bytes], Awaitable[None]]
+#: What became of a client's `tools/call` (`FastLane.take`).
+Taken = Literal["taken", "sdk", "wait"]
 
 
 def tool_name(message: dict[str, Any]) -> str | None:
@@ -71,10 +73,18 @@ class FastLane:
             return None
         if params.get("task") is not None:
             return None  # a task-augmented call creates a task: the SDK path relays those (serve_tasks in app.py)
-        route = self.proxy.routes().get(params["name"])
-        if route is None or not self.proxy.downstreams[route.server].raw_capable:
-            return None
-        return route
+        return self.proxy.raw_route(params["name"])
+
+    def take(self, message: dict[str, Any], write: Write) -> Taken:
+        """A client's `tools/call`: started here ("taken"), for the SDK ("sdk"), or to wait for its server ("wait": the
+        servers are still starting and none lists its tool yet). One call per message, as the stdio loop reads."""
+        if not self.proxy.is_ready and not self.knows(message):
+            return "wait"
+        route = self.route(message)
+        if route is None:
+            return "sdk"
+        self.start(message, route, write)
+        return "taken"
 
     def start(self, message: dict[str, Any], route: Route, write: Write) -> None:
         """Answer the call in a task of its own. A plain asyncio task: a task group's costs about five times as
@@ -103,12 +113,7 @@ class FastLane:
                 await write({"jsonrpc": "2.0", "method": "notifications/progress", "params": update})
 
         site = CallSite(
-            route.server,
-            route.tool,
-            self.proxy.policy(route),
-            params.get("arguments"),
-            intent=self.proxy.takes_intent(route),
-            secrets=self.proxy.secrets(route),
+            route.server, route.tool, route.mode, params.get("arguments"), intent=route.intent, secrets=route.secrets
         )
 
         async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:

@@ -183,24 +183,24 @@ class _Connection:
                 continue
             if lane is not None and isinstance(message, dict):
                 method = message.get("method")
-                if self.client.take(message):
+                if method is None and self.client.take(message):
                     continue  # the client's answer to a downstream's request
-                if method == "initialize":
+                if method == "tools/call":
+                    taken = lane.take(message, self.write)
+                    if taken == "taken":
+                        continue
+                    if taken == "wait":
+                        if is_request_id(message.get("id")):
+                            self.sdk_requests.add(message["id"])  # in flight from now: a drain must wait for it
+                        tg.start_soon(self._route_when_ready, message, tg)  # its server may be still starting
+                        continue
+                elif method == "initialize":
                     self.client.declared(message)
                 elif method == "notifications/roots/list_changed":
                     tg.start_soon(lane.proxy.roots_changed)
-                if method == "notifications/initialized":
+                elif method == "notifications/initialized":
                     lane.initialized = True
                 elif method == "notifications/cancelled" and lane.cancel(message):
-                    continue
-                elif method == "tools/call" and not lane.proxy.is_ready and not lane.knows(message):
-                    if is_request_id(message.get("id")):
-                        self.sdk_requests.add(message["id"])  # in flight from now: a drain must wait for it
-                    tg.start_soon(self._route_when_ready, message, tg)  # its server may be still starting
-                    continue
-                route = lane.route(message)
-                if route is not None:
-                    lane.start(message, route, self.write)
                     continue
             await self.to_sdk_send(message)
 

@@ -20,10 +20,12 @@ SearchMode = Literal["hybrid", "dense", "lexical"]
 
 @dataclass(frozen=True, slots=True)
 class StoredItem:
-    """What storing one artifact took: its size in tokens (0 for binaries) and bytes."""
+    """What storing one artifact took: its size in tokens (0 for binaries) and bytes, and the outline when it
+    was made then (None: made later, read with `TextStorage.outline`)."""
 
     tokens: int
     bytes: int
+    outline: tuple[Entry, ...] | None = None
 
 
 @dataclass(slots=True)

@@ -234,7 +234,8 @@ class SharedTextStorage(IndexedTextStorage):
         lines = LineIndex.of(data)
         hint = _hint(artifact.meta)
         sidecar = json.dumps({"kind": artifact.kind, "hint": hint, "searchable": searchable})
-        entries = outline.dumps(outline.build(data, artifact.kind, hint, index, lines)) if searchable else None
+        made = tuple(outline.build(data, artifact.kind, hint, index, lines)) if searchable else None
+        entries = outline.dumps(list(made)) if made is not None else None
         with self._db.transaction() as conn:
             conn.execute(
                 "INSERT INTO texts (namespace, item, data, token_index, line_index, outline, sidecar, searchable) "
@@ -252,7 +253,7 @@ class SharedTextStorage(IndexedTextStorage):
         _copy(self._path(namespace, item, ".txt"), data)
         if searchable:
             self._wake.set()
-        return StoredItem(tokens=index.tokens, bytes=len(data))
+        return StoredItem(tokens=index.tokens, bytes=len(data), outline=made)
 
     def load(self, namespace: str, item: int) -> bytes:
         return self._require(namespace, item).read_bytes()

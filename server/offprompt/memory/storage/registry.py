@@ -1,7 +1,10 @@
 """Which storage and index implementations a memory uses, chosen by its settings.
 
-Each table maps a settings value to a builder; a new backend is one entry in one table (and its class
-implementing the protocol in `base.py` or `indexes.py`), with nothing to change in the task memory.
+Each table maps a settings value to a builder: the store backend (files in the memory's directory, or a
+PostgreSQL database many servers share) picks the text storage, the lexical index and the database; the
+`blobs` and `chroma` settings pick the blob storage and the dense index. A new backend is one entry in each
+table it differs in (and its classes implementing the protocols in `base.py` and `indexes.py`), plus its
+catalog in `memory/backends.py`, with nothing to change in the task memory.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ logger = logging.getLogger(__name__)
 
 BlobBackend = Literal["file", "memory"]
 VectorBackend = Literal["persistent", "ephemeral", "http"]
+#: Where a memory's texts, blobs, lexical index (and catalog) live: files and SQLite in its directory, or a
+#: PostgreSQL database many servers share.
+StoreBackend = Literal["files", "postgres"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +49,20 @@ class BackendChoice:
     readonly: bool = False
     #: Index in the background what an earlier process left unindexed.
     resume_indexing: bool = True
-    #: A shared memory: everything but the vectors in this PostgreSQL database (see `open_shared_backends`).
+    #: A shared memory: everything but the vectors in this PostgreSQL database.
     postgres: str | None = None
+
+    @property
+    def store(self) -> StoreBackend:
+        return "files" if self.postgres is None else "postgres"
+
+
+@dataclass(frozen=True, slots=True)
+class Backends:
+    text: TextStorage
+    blobs: BlobStorage
+    #: The shared memory's database, for its catalog (None: the embedded memory, whose catalog is a file).
+    database: PgDatabase | None = None
 
 
 def _chroma(choice: BackendChoice) -> DenseIndex:
@@ -53,20 +71,93 @@ def _chroma(choice: BackendChoice) -> DenseIndex:
     return ChromaDenseIndex(choice.memory_name, location, choice.embedding, choice.directory / "text" / "deleted.txt")
 
 
-def _sqlite_fts(choice: BackendChoice) -> LexicalIndex:
+def _no_vectors(choice: BackendChoice) -> DenseIndex:
+    from offprompt.memory.storage.pg_text import NoDenseIndex
+
+    return NoDenseIndex()
+
+
+def _files_text(choice: BackendChoice, db: PgDatabase | None, lexical: LexicalIndex, dense: DenseIndex) -> TextStorage:
+    return IndexedTextStorage(
+        choice.directory / "text", lexical, dense, readonly=choice.readonly, resume=choice.resume_indexing
+    )
+
+
+def _shared_text(choice: BackendChoice, db: PgDatabase | None, lexical: LexicalIndex, dense: DenseIndex) -> TextStorage:
+    """Texts and the indexing queue in PostgreSQL; `choice.directory` holds this server's copies of them."""
+    from offprompt.memory.storage.pg_text import SharedTextStorage
+
+    assert db is not None
+    return SharedTextStorage(
+        db, choice.directory / "text", lexical, dense, index=choice.resume_indexing and not choice.readonly
+    )
+
+
+def _sqlite_fts(choice: BackendChoice, db: PgDatabase | None) -> LexicalIndex:
     return SqliteLexicalIndex(choice.directory / "text" / "lexical.sqlite3", readonly=choice.readonly)
 
 
-BLOB_STORAGES: dict[BlobBackend, Callable[[BackendChoice], BlobStorage]] = {
-    "file": lambda choice: FileBlobStorage(choice.directory / "blobs"),
-    "memory": lambda choice: MemoryBlobStorage(),
+def _pg_fts(choice: BackendChoice, db: PgDatabase | None) -> LexicalIndex:
+    from offprompt.memory.storage.pg_lexical import PgLexicalIndex
+
+    assert db is not None
+    return PgLexicalIndex(db)
+
+
+def _pg_blobs(choice: BackendChoice, db: PgDatabase | None) -> BlobStorage:
+    from offprompt.memory.storage.pg_blob import PgBlobStorage
+
+    assert db is not None
+    return PgBlobStorage(db)
+
+
+def _pg_database(choice: BackendChoice) -> PgDatabase | None:
+    from offprompt.memory.storage.pg import PgDatabase
+
+    assert choice.postgres is not None
+    return PgDatabase(choice.postgres, choice.memory_name)
+
+
+def _text_directory(choice: BackendChoice) -> None:
+    if choice.store == "postgres" or not choice.readonly:  # a shared memory's copies are this server's own
+        (choice.directory / "text").mkdir(parents=True, exist_ok=True)
+
+
+#: The database a store backend keeps its storages in (the PostgreSQL implementations share one pool).
+DATABASES: dict[StoreBackend, Callable[[BackendChoice], PgDatabase | None]] = {
+    "files": lambda choice: None,
+    "postgres": _pg_database,
 }
-DENSE_INDEXES: dict[VectorBackend, Callable[[BackendChoice], DenseIndex]] = {
+TEXT_STORAGES: dict[StoreBackend, Callable[[BackendChoice, PgDatabase | None, LexicalIndex, DenseIndex], TextStorage]]
+TEXT_STORAGES = {"files": _files_text, "postgres": _shared_text}
+LEXICAL_INDEXES: dict[StoreBackend, Callable[[BackendChoice, PgDatabase | None], LexicalIndex]] = {
+    "files": _sqlite_fts,
+    "postgres": _pg_fts,
+}
+#: Blobs by the `blobs` setting in files; a shared memory keeps its blobs in its database whatever it says.
+BLOB_STORAGES: dict[BlobBackend | Literal["postgres"], Callable[[BackendChoice, PgDatabase | None], BlobStorage]] = {
+    "file": lambda choice, db: FileBlobStorage(choice.directory / "blobs"),
+    "memory": lambda choice, db: MemoryBlobStorage(),
+    "postgres": _pg_blobs,
+}
+#: Vectors by the `chroma` setting; "none" for a shared memory without a Chroma server (vectors on one server's
+#: disk would be that server's alone): it searches by words.
+DENSE_INDEXES: dict[VectorBackend | Literal["none"], Callable[[BackendChoice], DenseIndex]] = {
     "persistent": _chroma,
     "ephemeral": _chroma,
     "http": _chroma,
+    "none": _no_vectors,
 }
-LEXICAL_INDEX: Callable[[BackendChoice], LexicalIndex] = _sqlite_fts
+
+
+def _vectors(choice: BackendChoice) -> VectorBackend | Literal["none"]:
+    if choice.store == "files" or choice.vectors == "http":
+        return choice.vectors
+    logger.warning(
+        'shared memory "%s" has no Chroma server ("chroma": {"mode": "http", "url": ...}): it searches by words',
+        choice.memory_name,
+    )
+    return "none"
 
 
 def drop_vectors(choice: BackendChoice) -> None:
@@ -78,50 +169,14 @@ def drop_vectors(choice: BackendChoice) -> None:
         index.drop()
 
 
-@dataclass(frozen=True, slots=True)
-class Backends:
-    text: TextStorage
-    blobs: BlobStorage
-    #: The shared memory's database, for its catalog (None: the embedded memory, whose catalog is a file).
-    database: PgDatabase | None = None
-
-
 def open_backends(choice: BackendChoice) -> Backends:
-    """The text and blob storages of one memory, with their indexes, as its settings choose them."""
-    if choice.postgres is not None:
-        return open_shared_backends(choice)
-    if not choice.readonly:
-        (choice.directory / "text").mkdir(parents=True, exist_ok=True)
-    text = IndexedTextStorage(
-        choice.directory / "text",
-        LEXICAL_INDEX(choice),
-        DENSE_INDEXES[choice.vectors](choice),
-        readonly=choice.readonly,
-        resume=choice.resume_indexing,
-    )
-    return Backends(text=text, blobs=BLOB_STORAGES[choice.blobs](choice))
-
-
-def open_shared_backends(choice: BackendChoice) -> Backends:
-    """A memory many servers share: texts, lexical index, blobs and the indexing queue in PostgreSQL, vectors in
-    the Chroma server (none without one: search by words). `choice.directory` holds this server's copies."""
-    from offprompt.memory.storage.pg import PgDatabase
-    from offprompt.memory.storage.pg_blob import PgBlobStorage
-    from offprompt.memory.storage.pg_lexical import PgLexicalIndex
-    from offprompt.memory.storage.pg_text import NoDenseIndex, SharedTextStorage
-
-    assert choice.postgres is not None
-    db = PgDatabase(choice.postgres, choice.memory_name)
-    (choice.directory / "text").mkdir(parents=True, exist_ok=True)
-    if choice.vectors == "http":
-        dense: DenseIndex = _chroma(choice)
-    else:  # vectors on one server's disk would be that server's alone
-        logger.warning(
-            'shared memory "%s" has no Chroma server ("chroma": {"mode": "http", "url": ...}): it searches by words',
-            choice.memory_name,
-        )
-        dense = NoDenseIndex()
-    text = SharedTextStorage(
-        db, choice.directory / "text", PgLexicalIndex(db), dense, index=choice.resume_indexing and not choice.readonly
-    )
-    return Backends(text=text, blobs=PgBlobStorage(db), database=db)
+    """The text and blob storages of one memory, with their indexes, as its settings choose them from the
+    tables: files, SQLite and Chroma in its directory, or PostgreSQL (with a Chroma server) for a shared one."""
+    store = choice.store
+    database = DATABASES[store](choice)
+    _text_directory(choice)
+    lexical = LEXICAL_INDEXES[store](choice, database)
+    dense = DENSE_INDEXES[_vectors(choice)](choice)
+    text = TEXT_STORAGES[store](choice, database, lexical, dense)
+    blobs = BLOB_STORAGES["postgres" if store == "postgres" else choice.blobs](choice, database)
+    return Backends(text=text, blobs=blobs, database=database)

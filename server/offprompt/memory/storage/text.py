@@ -224,13 +224,15 @@ class IndexedTextStorage:
         write_atomically(self._path(namespace, item, ".lines"), lines.to_bytes())
         hint = _hint(artifact.meta)
         sidecar = {"kind": artifact.kind, "hint": hint, "searchable": searchable}
+        made = None
         if searchable and with_outline:  # a copy of an earlier item gets its outline when one is asked for
             entries = outline.build(data, artifact.kind, hint, index, lines)
             write_atomically(self._path(namespace, item, ".outline.json"), outline.dumps(entries))
+            made = tuple(entries)
         write_atomically(self._path(namespace, item, ".json"), json.dumps(sidecar).encode())
         if searchable:
             self._enqueue(_Job(namespace, item, fresh=True))
-        return StoredItem(tokens=index.tokens, bytes=len(data))
+        return StoredItem(tokens=index.tokens, bytes=len(data), outline=made)
 
     def load(self, namespace: str, item: int) -> bytes:
         return self._require(namespace, item).read_bytes()
