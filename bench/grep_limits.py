@@ -37,26 +37,24 @@ from offprompt.memory.task_memory import MemorySettings, TaskMemory
 LINE = "2026-11-30T00:00:00 INFO worker-3 handled request 12345 in 3 ms for user alice\n"
 
 
-def in_thread(path: Path, pattern: str) -> int:
-    """The former search's loop, as it ran in the server."""
-    regex = re.compile(pattern)
+def line_by_line(path: Path, regex: Any) -> int:
+    """The former search's loop, as it ran in the server, with a compiled `re` or `re2` pattern."""
     found, byte_pos = 0, 0
     for line in path.read_bytes().decode("utf-8").split("\n"):
         if regex.search(line):
             found += 1
         byte_pos += 1 + (len(line) if line.isascii() else len(line.encode("utf-8")))
     return found
+
+
+def in_thread(path: Path, pattern: str) -> int:
+    """The former search, in the server's thread."""
+    return line_by_line(path, re.compile(pattern))
 
 
 def re2_lines(path: Path, pattern: str) -> int:
     """The former loop with re2 for `re`: what matching line by line costs in re2."""
-    regex = re2.compile(pattern)
-    found, byte_pos = 0, 0
-    for line in path.read_bytes().decode("utf-8").split("\n"):
-        if regex.search(line):
-            found += 1
-        byte_pos += 1 + (len(line) if line.isascii() else len(line.encode("utf-8")))
-    return found
+    return line_by_line(path, re2.compile(pattern))
 
 
 def re2_text(path: Path, pattern: str) -> int:

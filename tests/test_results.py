@@ -6,7 +6,8 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,9 @@ async def test_a_sensitive_malformed_result_leaks_neither_into_the_answer_nor_th
     assert SECRET not in caplog.text
 
 
-async def test_a_sensitive_malformed_result_does_not_leak_on_the_fast_lane(tmp_path: Path) -> None:
+@asynccontextmanager
+async def vault_over_stdio(tmp_path: Path) -> AsyncIterator[tuple[ClientSession, Path]]:
+    """A real `offprompt serve` over stdio (the fast lane) in front of the malformed vault, logging at DEBUG."""
     config = tmp_path / "offprompt.json"
     config.write_text(json.dumps(CONFIG))
     errlog = tmp_path / "stderr.log"
@@ -71,7 +74,12 @@ async def test_a_sensitive_malformed_result_does_not_leak_on_the_fast_lane(tmp_p
     with errlog.open("w") as err:
         async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            result = await session.call_tool("vault__reveal", {})
+            yield session, errlog
+
+
+async def test_a_sensitive_malformed_result_does_not_leak_on_the_fast_lane(tmp_path: Path) -> None:
+    async with vault_over_stdio(tmp_path) as (session, errlog):
+        result = await session.call_tool("vault__reveal", {})
     assert result.is_error
     assert SECRET not in everything(result)
     assert "not JSON" in errlog.read_text()  # the noise line was seen, and logged by its size
@@ -79,21 +87,13 @@ async def test_a_sensitive_malformed_result_does_not_leak_on_the_fast_lane(tmp_p
 
 
 async def test_a_sensitive_tools_own_error_is_stored_not_shown_on_the_fast_lane(tmp_path: Path) -> None:
-    config = tmp_path / "offprompt.json"
-    config.write_text(json.dumps(CONFIG))
-    errlog = tmp_path / "stderr.log"
-    command, *args = offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data"))
-    params = StdioServerParameters(command=command, args=[*args, "--log-level", "DEBUG"], env=subprocess_env())
-    with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            result = await session.call_tool("vault__fail", {})
-            assert result.is_error
-            assert SECRET not in everything(result)
-            assert "vault.fail reported an error" in text_of(result)
-            loaded = await session.call_tool("memory_load", {"artifact_namespace": stored_namespace(result)})
+    async with vault_over_stdio(tmp_path) as (session, _):
+        result = await session.call_tool("vault__fail", {})
+        assert result.is_error
+        assert SECRET not in everything(result)
+        assert "vault.fail reported an error" in text_of(result)
+        loaded = await session.call_tool("memory_load", {"artifact_namespace": stored_namespace(result)})
     assert f"access denied for {SECRET}" in text_of(loaded)  # the model can still read it, when it must
-    assert SECRET not in errlog.read_text()
 
 
 def test_the_sdk_transports_log_message_sizes_not_messages(caplog: pytest.LogCaptureFixture) -> None:
