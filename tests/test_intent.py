@@ -15,6 +15,7 @@ import pytest
 from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from offprompt.artifacts import TextArtifact
 from offprompt.config import parse_config
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.proxy.downstreams import Proxy
@@ -142,3 +143,17 @@ async def test_outline_tokens_0_turns_the_outline_off(memory: TaskMemory, tmp_pa
     assert "outline" not in facts
     assert "Outline" not in texts(result)
     assert meta(asked)["outline"]  # still made, and one call away
+
+
+def test_the_intent_passages_of_several_texts_come_best_first(memory: TaskMemory) -> None:
+    """A result of several texts: the passages are ranked across all of them, best first."""
+    noise = "".join(f"worker {i} finished; no exception was raised\n" for i in range(300))
+    answer = "the TimeoutExpired exception is raised when the timeout expires before the child exits\n"
+    texts = [TextArtifact(value=noise), TextArtifact(value=noise[:3000] + answer + noise[3000:])]
+    reference = memory.store(texts, tool="t", intent=INTENT)
+    items = [item for item, _ in reference.passages]
+    assert items[0] == 1
+    assert "TimeoutExpired" in reference.passages[0][1].text
+    scores = [p.score for _, p in reference.passages]
+    assert len(set(scores)) > 1
+    assert scores == sorted(scores, reverse=True)

@@ -136,6 +136,8 @@ async def test_words_are_searchable_before_the_embeddings_are_done(memory: TaskM
         )
         assert "VOL_7F3A_DATA" in found["results"][0]["text"]
         assert found["indexing"] == [ref.namespace] or mode == "lexical"
+    hybrid = await client.call_tool("memory_query", {"query": "disk quota", "artifact_namespace": ref.namespace})
+    assert "Its passages that match by meaning may be missing" in text_of(hybrid)  # its words are all in
     lexical = await query(client, query="VOL_7F3A_DATA", mode="lexical")
     assert lexical["indexing"] == []  # all its words are in already
     dense = await client.call_tool("memory_query", {"query": "disk quota", "mode": "dense"})
@@ -161,12 +163,16 @@ async def test_a_query_over_the_whole_memory_answers_without_waiting_for_others_
         other = memory.store([TextArtifact(value="Saturn has 146 known moons.")], tool="space.facts").namespace
         with anyio.fail_after(60):  # a guard against hanging, not a measure: the answer comes at once or never
             result = await client.call_tool("memory_query", {"query": "Saturn", "mode": "lexical"})
+            phrasings = {"query": "Saturn", "queries": ["rings"], "mode": "lexical"}
+            fused = await client.call_tool("memory_query", phrasings)  # several phrasings don't wait either
     finally:
         release.set()
     found = meta(result)
     assert [r["artifact_namespace"] for r in found["results"]] == [earlier]
     assert found["indexing"] == [other]
     assert f"Still indexing: {other}. Its passages may be missing" in text_of(result)
+    assert [r["artifact_namespace"] for r in meta(fused)["results"]] == [earlier]
+    assert meta(fused)["indexing"] == [other]
     named = await query(client, query="Saturn", mode="lexical", artifact_namespace=other)  # waits for its own
     assert [r["artifact_namespace"] for r in named["results"]] == [other]
 
