@@ -365,3 +365,48 @@ async def test_secrets_in_a_result_become_handles_unless_the_tool_passes_them(me
     assert seen == [{"auth": GHP, "q": GHP}]
     record = memory.get(stored_namespace(stored))
     assert GHP not in json.dumps(dict(record.arguments))
+
+
+async def test_a_downstreams_protocol_error_resource_and_prompt_get_handles_for_their_caller(
+    memory: TaskMemory,
+) -> None:
+    """What a downstream says besides a tool result reaches the model too: its protocol errors (the SDK path and
+    the fast lane), a resource it serves and a prompt it gives."""
+    boundary = ResultBoundary(memory, SMALL_SETTINGS)
+    refused = MCPError(mt.INVALID_PARAMS, f"bad credential {GHP}", data={"given": GHP})
+    for call in (boundary.answer, boundary.relay):
+        with pytest.raises(MCPError) as raised:
+            await call(site(owner="alice"), answering(refused))
+        assert GHP not in f"{raised.value.error.message} {raised.value.error.data}"
+        assert raised.value.error.code == mt.INVALID_PARAMS
+        handle = raised.value.error.message.removeprefix("bad credential ")
+        assert boundary.redactor.substitute({"k": handle}, "alice") == {"k": GHP}  # the caller's own handle
+        with pytest.raises(MCPError) as passed:
+            await call(site(owner="alice", secrets="pass"), answering(refused))
+        assert passed.value.error.message == f"bad credential {GHP}"  # a tool whose secrets pass shows them
+    contents = mt.TextResourceContents(uri="file:///app/.env", text=f"GITHUB_TOKEN={GHP}")
+    resource = await boundary.resource(mt.ReadResourceResult(contents=[contents]), "alice", "redact")
+    assert isinstance(resource.contents[0], mt.TextResourceContents)
+    assert resource.contents[0].text.startswith(f"GITHUB_TOKEN={HANDLE_MARK}")
+    message = mt.PromptMessage(role="user", content=mt.TextContent(text=f"use {GHP}"))
+    prompt = await boundary.prompt(mt.GetPromptResult(messages=[message]), "alice", "redact")
+    assert isinstance(prompt.messages[0].content, mt.TextContent)
+    assert prompt.messages[0].content.text.startswith(f"use {HANDLE_MARK}")
+    assert GHP not in prompt.model_dump_json() + resource.model_dump_json()
+
+
+async def test_a_downstreams_error_that_cannot_be_checked_keeps_its_code_and_shows_no_text(
+    memory: TaskMemory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    boundary = ResultBoundary(memory, SMALL_SETTINGS)
+
+    def unavailable(error: object, owner: str) -> object:
+        raise OSError("secrets table unavailable")
+
+    monkeypatch.setattr(boundary.redactor, "redact_error", unavailable)
+    with pytest.raises(MCPError) as raised:
+        await boundary.answer(site(), answering(MCPError(mt.INVALID_PARAMS, f"bad credential {GHP}")))
+    assert raised.value.error.code == mt.INVALID_PARAMS
+    assert "could not be checked for secrets" in raised.value.error.message
+    assert GHP not in str(raised.value.error) + caplog.text
+    assert "secrets table unavailable" in caplog.text  # the log says why, without the downstream's text
