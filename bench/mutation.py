@@ -82,6 +82,7 @@ TARGETS: dict[str, Target] = {
             "tests/test_intent.py",
             "tests/cli/test_memory_commands.py",
             "tests/memory/test_answer_windows.py",
+            "tests/memory/test_store_and_load.py",
             "tests/memory/test_retrieval.py",
         ),
         ("*TaskMemory*", "*_copy_of*"),

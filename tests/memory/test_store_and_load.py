@@ -1,0 +1,57 @@
+"""`TaskMemory.store` and `load` in process: what the reference says of each item, and every item read back whole
+as the block it came from."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import mcp_types as mt
+import pytest
+
+from offprompt.artifacts import from_result, to_block
+from offprompt.errors import InvalidArgumentError
+from offprompt.memory.task_memory import TaskMemory
+from offprompt.tokens import count_tokens
+
+
+def test_every_item_loads_back_as_the_block_it_came_from(memory: TaskMemory) -> None:
+    listing = json.dumps({"files": [{"name": f"f{i}.txt", "size": i * 10} for i in range(50)]})
+    blocks: list[mt.ContentBlock] = [
+        mt.TextContent(text=listing, annotations=mt.Annotations(audience=["assistant"], priority=0.5)),
+        mt.ResourceLink(type="resource_link", uri="file:///srv/report.pdf", name="report.pdf", mime_type="x/pdf"),
+        mt.TextContent(text="a plain line of text"),
+    ]
+    ns = memory.store(from_result(mt.CallToolResult(content=blocks)), tool="fs.list").namespace
+    assert [i.kind for i in memory.get(ns).items] == ["json", "resource_link", "text"]
+    for item, block in enumerate(blocks):
+        assert to_block(memory.load(ns, item)) == block
+    assert memory.load(ns, 1).value == "file:///srv/report.pdf"  # a link's value is where it points
+
+
+def test_a_structured_copy_counts_once_and_base64_json_counts_none(memory: TaskMemory) -> None:
+    text = "rows: " + ", ".join(str(i) for i in range(300))
+    copied = mt.CallToolResult(content=[mt.TextContent(text=text)], structured_content={"result": text})
+    reference = memory.store(from_result(copied), tool="db.query")
+    assert reference.record.tokens == count_tokens(text)
+    assert "item 1: json, a copy of item 0" in reference.summary()
+    payload = base64.b64encode(bytes(range(256)) * 40).decode("ascii")
+    encoded = mt.CallToolResult(content=[mt.TextContent(text="done")], structured_content={"data": payload})
+    binary = memory.store(from_result(encoded), tool="img.render")
+    assert binary.record.tokens == count_tokens("done")
+    assert "item 1: json holding base64 data" in binary.summary()
+    assert "a copy of" not in binary.summary()
+
+
+def test_the_preview_is_the_first_tokens_or_nothing(memory: TaskMemory) -> None:
+    text = "".join(f"line {i}\n" for i in range(500))
+    artifacts = from_result(mt.CallToolResult(content=[mt.TextContent(text=text)]))
+    assert memory.store(artifacts, tool="t").preview == ""
+    preview = memory.store(artifacts, tool="t", preview_tokens=20).preview
+    assert text.startswith(preview)
+    assert count_tokens(preview) == 20
+
+
+def test_an_empty_result_is_refused_by_name(memory: TaskMemory) -> None:
+    with pytest.raises(InvalidArgumentError, match="nothing to store: the result is empty"):
+        memory.store([], tool="t")
