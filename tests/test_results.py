@@ -161,12 +161,17 @@ async def test_a_small_result_passes_as_it_came_and_offprompts_intent_is_not_for
     assert (row.server, row.tool, row.kind, row.count, row.bytes) == ("files", "read", "inline", 2, 4)
 
 
-async def test_a_large_result_is_stored_for_its_caller_and_the_model_gets_the_reference(memory: TaskMemory) -> None:
+async def test_a_large_result_is_stored_for_its_caller_and_the_model_gets_the_reference(
+    memory: TaskMemory, caplog: pytest.LogCaptureFixture
+) -> None:
     boundary = ResultBoundary(memory, SMALL_SETTINGS)
     arguments = {"path": "build.log", INTENT: "failures"}
     call = site(arguments=arguments, intent=True, owner="alice")
-    answer = await boundary.answer(call, answering(text_result(BIG)))
+    with caplog.at_level(logging.INFO, logger="offprompt.results"):
+        answer = await boundary.answer(call, answering(text_result(BIG)))
     namespace = stored_namespace(answer)
+    assert f"stored files.read as {namespace}" in caplog.text  # the log names where it went, never what it holds
+    assert BIG[:40] not in caplog.text
     text = model_text(answer)
     assert (
         f'Output of "files.read" was stored in memory with memory_name "test" and artifact_namespace "{namespace}"'
@@ -365,6 +370,12 @@ async def test_secrets_in_a_result_become_handles_unless_the_tool_passes_them(me
     assert seen == [{"auth": GHP, "q": GHP}]
     record = memory.get(stored_namespace(stored))
     assert GHP not in json.dumps(dict(record.arguments))
+    assert record.arguments["auth"] == handle  # what the model sent, as it sent it
+    assert str(record.arguments["q"]).startswith(HANDLE_MARK)  # a secret typed into the arguments: its handle
+    seen.clear()
+    listed = site(arguments={"headers": [f"Authorization: Bearer {handle}"]}, owner="")
+    await boundary.answer(listed, answering(text_result("ok"), seen))
+    assert seen == [{"headers": [f"Authorization: Bearer {GHP}"]}]  # a handle inside a list goes out as its value
 
 
 async def test_a_downstreams_protocol_error_resource_and_prompt_get_handles_for_their_caller(
