@@ -66,6 +66,7 @@ TARGETS: dict[str, Target] = {
             "tests/test_memory_select.py",
             "tests/test_line_reads.py",
             "tests/test_tool_limits.py",
+            "tests/test_tool_answers.py",
         ),
         # That one gives jq 6 s of wall time: niced on a loaded machine it fails the clean run.
         keyword="not each_limit_stops_the_expression",

@@ -402,7 +402,8 @@ async def memory_delete(memory: TaskMemory, args: DeleteArgs, owner: str | None)
     row = describe(record, memory.name)
     text = (
         f"Deleted artifact_namespace {record.namespace} (output of {record.tool}: "
-        f"{len(record.items)} items, {record.tokens:,} tokens, {record.bytes:,} bytes)."
+        f"{len(record.items)} item{'s' if len(record.items) != 1 else ''}, {record.tokens:,} tokens, "
+        f"{record.bytes:,} bytes)."
     )
     return _answer(text, {"deleted": row})
 
