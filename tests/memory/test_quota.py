@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import random
+import time
 from dataclasses import replace
 
 import pytest
 
 from offprompt.artifacts import TextArtifact
 from offprompt.errors import NotFoundError, QuotaError
+from offprompt.memory import task_memory
 from offprompt.memory.storage.files import disk_bytes
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
@@ -72,3 +75,24 @@ def test_the_quota_counts_the_indexes_and_the_oldest_outputs_go_first(settings: 
             memory.load(refs[0].namespace)
     finally:
         memory.close()
+
+
+def test_clean_up_counts_what_it_drops_in_its_progress_and_its_log(
+    memory: TaskMemory, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Payloads whose namespace never reached the catalog (a crash mid-store), then namespaces past their TTL.
+    for orphan in ("orphan1", "orphan2"):
+        memory.text.store(orphan, 0, TextArtifact(value="left behind by a crash"))
+    told: list[tuple[str, int, int]] = []
+    assert memory.gc(lambda step, done, total: told.append((step, done, total)))["orphans"] == ["orphan1", "orphan2"]
+    assert told == [("orphans", 1, 2), ("orphans", 2, 2)]
+    clock = [time.time()]
+    monkeypatch.setattr(task_memory.time, "time", lambda: clock[0])
+    memory.ttl_seconds = 60
+    for i in range(2):
+        memory.store([TextArtifact(value=f"note {i}")], tool="t")
+    clock[0] += 61
+    with caplog.at_level(logging.INFO, logger="offprompt.memory.task_memory"):
+        newest = memory.store([TextArtifact(value="the newest")], tool="t").namespace  # expiry runs on each store
+    assert [r.namespace for r in memory.recent()] == [newest]
+    assert f"expired 2 namespaces from memory {memory.name!r}" in caplog.text

@@ -9,8 +9,9 @@ import json
 import mcp_types as mt
 import pytest
 
-from offprompt.artifacts import from_result, to_block
-from offprompt.errors import InvalidArgumentError
+from offprompt.artifacts import BlobArtifact, from_block, from_result, to_block
+from offprompt.errors import InvalidArgumentError, LimitExceededError
+from offprompt.memory.select import SelectLimits
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import count_tokens
 
@@ -55,3 +56,26 @@ def test_the_preview_is_the_first_tokens_or_nothing(memory: TaskMemory) -> None:
 def test_an_empty_result_is_refused_by_name(memory: TaskMemory) -> None:
     with pytest.raises(InvalidArgumentError, match="nothing to store: the result is empty"):
         memory.store([], tool="t")
+
+
+def test_structured_content_is_a_copy_only_of_what_it_repeats(memory: TaskMemory) -> None:
+    other = mt.CallToolResult(content=[mt.TextContent(text='{"a": 1}')], structured_content={"b": 2})
+    reference = memory.store(from_result(other), tool="api.get")
+    assert "a copy of" not in reference.summary()  # JSON beside other JSON is not its copy
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 30
+    for encode in (base64.b64encode, base64.encodebytes):  # with or without line breaks every 76 characters
+        data = encode(png).decode("ascii")
+        image = mt.ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
+        shown = {"content": [{"type": "image", "data": data, "mimeType": "image/png"}]}
+        both = mt.CallToolResult(content=[image], structured_content=shown)
+        assert "item 1: json, a copy of item 0" in memory.store(from_result(both), tool="fs.read_media").summary()
+
+
+def test_a_memory_built_with_select_limits_applies_them(memory: TaskMemory) -> None:
+    blobs = memory.storages[BlobArtifact]
+    limited = TaskMemory("limited", memory.catalog, memory.text, blobs, select_limits=SelectLimits(output_bytes=64))
+    ns = memory.store([from_block(mt.TextContent(text=json.dumps(list(range(100)))))], tool="api.list").namespace
+    assert memory.select(ns, "length").text == "100"
+    with pytest.raises(LimitExceededError, match="output"):
+        limited.select(ns, ".[]")
+    limited.selector.close()
