@@ -3,12 +3,15 @@ script does."""
 
 from __future__ import annotations
 
+import threading
+
 import mcp_types as mt
 import pytest
 from mcp import Client
 
-from offprompt.artifacts import TextArtifact, from_block
+from offprompt.artifacts import TextArtifact, from_block, from_result
 from offprompt.memory.task_memory import TaskMemory
+from offprompt.tools import _lean
 
 from .support import meta, text_of
 
@@ -37,3 +40,66 @@ async def test_a_selection_says_how_many_outputs_and_where_it_ends(memory: TaskM
     assert text_of(one, 1) == "Characters 0-1 of 1 (1 output, one per line). This is the end."
     none = await client.call_tool("memory_select", {"artifact_namespace": ns, "expression": "empty"})
     assert text_of(none, 1) == "The expression produced no output."
+
+
+async def test_load_says_where_a_window_ends_and_what_a_link_points_to(memory: TaskMemory, client: Client) -> None:
+    ns = memory.store([TextArtifact(value="".join(f"line {i}\n" for i in range(40)))], tool="t").namespace
+    last = await client.call_tool("memory_load", {"artifact_namespace": ns, "offset": 10, "max_tokens": 5000})
+    total = meta(last)["total_tokens"]
+    assert text_of(last, 1).startswith(f"Tokens 10-{total} of {total}, lines ")
+    assert text_of(last, 1).endswith(" This is the end of the item.")
+    link = mt.ResourceLink(type="resource_link", uri="file:///srv/report.pdf", name="report.pdf")
+    linked = memory.store(from_result(mt.CallToolResult(content=[link])), tool="t").namespace
+    assert meta(await client.call_tool("memory_load", {"artifact_namespace": linked}))["uri"] == str(link.uri)
+
+
+async def test_bad_arguments_quote_what_was_given_but_not_what_is_missing(client: Client) -> None:
+    missing = await client.call_tool("memory_load", {})
+    assert missing.is_error
+    assert "artifact_namespace: Field required" in text_of(missing)
+    assert "(got" not in text_of(missing)  # the input of a missing field is all the arguments: nothing to quote
+    wrong = await client.call_tool("memory_load", {"artifact_namespace": "x", "item": "first"})
+    assert "item: Input should be a valid integer" in text_of(wrong)
+    assert "(got 'first')" in text_of(wrong)
+
+
+async def test_a_tool_that_fails_unexpectedly_answers_and_logs_which_one(
+    memory: TaskMemory, client: Client, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("catalog gone")
+
+    monkeypatch.setattr(memory, "recent", broken)
+    failed = await client.call_tool("memory_list", {})
+    assert failed.is_error
+    assert "memory_list failed unexpectedly (RuntimeError: catalog gone)" in text_of(failed)
+    assert "memory_list failed" in caplog.text
+
+
+async def test_a_query_by_words_while_indexing_warns_of_missing_passages_not_meanings(
+    memory: TaskMemory, client: Client
+) -> None:
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_chunker() -> None:
+        with memory.text._write_lock:  # type: ignore[attr-defined]  # where the chunker writes its chunks
+            held.set()
+            release.wait(120)
+
+    threading.Thread(target=hold_the_chunker, daemon=True).start()
+    held.wait()
+    try:
+        ns = memory.store([TextArtifact(value="Saturn has 146 known moons.")], tool="space.facts").namespace
+        found = await client.call_tool("memory_query", {"query": "Saturn", "mode": "lexical"})  # waits for nobody
+    finally:
+        release.set()
+    assert f"Still indexing: {ns}. Its passages may be missing" in text_of(found)
+
+
+def test_tool_schemas_drop_titles_and_null_branches_and_keep_real_unions() -> None:
+    """What `tools/list` shows of each argument: `Optional[int]` as an integer, a real union kept whole."""
+    assert _lean({"anyOf": [{"type": "integer"}, {"type": "null"}], "title": "Line"}) == {"type": "integer"}
+    optional = {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None, "title": "Line"}
+    assert _lean(optional) == {"type": "integer"}
+    union = {"anyOf": [{"type": "integer"}, {"type": "string"}], "title": "Key"}
+    assert _lean(union) == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
