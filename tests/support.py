@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +72,21 @@ def noise_png(width: int, height: int) -> bytes:
     rows = b"".join(b"\x00" + os.urandom(width * 3) for _ in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@contextmanager
+def chunker_held(memory: Any) -> Iterator[None]:
+    """While inside, the memory's chunker cannot write its chunks: what is stored meanwhile stays unsearchable."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with memory.text._write_lock:  # where the chunker writes its chunks
+            held.set()
+            release.wait(120)
+
+    threading.Thread(target=hold, daemon=True).start()
+    held.wait()
+    try:
+        yield
+    finally:
+        release.set()

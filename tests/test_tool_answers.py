@@ -3,8 +3,6 @@ script does."""
 
 from __future__ import annotations
 
-import threading
-
 import mcp_types as mt
 import pytest
 from mcp import Client
@@ -13,7 +11,7 @@ from offprompt.artifacts import TextArtifact, from_block, from_result
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.tools import _lean
 
-from .support import meta, text_of
+from .support import chunker_held, meta, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -79,20 +77,9 @@ async def test_a_tool_that_fails_unexpectedly_answers_and_logs_which_one(
 async def test_a_query_by_words_while_indexing_warns_of_missing_passages_not_meanings(
     memory: TaskMemory, client: Client
 ) -> None:
-    held, release = threading.Event(), threading.Event()
-
-    def hold_the_chunker() -> None:
-        with memory.text._write_lock:  # type: ignore[attr-defined]  # where the chunker writes its chunks
-            held.set()
-            release.wait(120)
-
-    threading.Thread(target=hold_the_chunker, daemon=True).start()
-    held.wait()
-    try:
+    with chunker_held(memory):
         ns = memory.store([TextArtifact(value="Saturn has 146 known moons.")], tool="space.facts").namespace
         found = await client.call_tool("memory_query", {"query": "Saturn", "mode": "lexical"})  # waits for nobody
-    finally:
-        release.set()
     assert f"Still indexing: {ns}. Its passages may be missing" in text_of(found)
 
 

@@ -22,7 +22,7 @@ from offprompt.memory.storage import text as text_storage
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.serve.app import build_server
 
-from ..support import DOCS, meta, text_of
+from ..support import DOCS, chunker_held, meta, text_of
 from ..word_hash import WordHashEmbedding
 
 pytestmark = pytest.mark.anyio
@@ -150,23 +150,12 @@ async def test_a_query_over_the_whole_memory_answers_without_waiting_for_others_
     monkeypatch.setattr(text_storage, "CHUNKING_WAIT_SECONDS", 3600.0)  # were it to wait, it would wait for good
     earlier = memory.store([TextArtifact(value="Saturn's rings are ice and rock.")], tool="space.facts").namespace
     assert memory.text.wait_chunked(None, 60)  # type: ignore[attr-defined]
-    held, release = threading.Event(), threading.Event()
-
-    def hold_the_chunker() -> None:
-        with memory.text._write_lock:  # type: ignore[attr-defined]  # where the chunker writes its chunks
-            held.set()
-            release.wait(120)
-
-    threading.Thread(target=hold_the_chunker, daemon=True).start()
-    held.wait()
-    try:
+    with chunker_held(memory):
         other = memory.store([TextArtifact(value="Saturn has 146 known moons.")], tool="space.facts").namespace
         with anyio.fail_after(60):  # a guard against hanging, not a measure: the answer comes at once or never
             result = await client.call_tool("memory_query", {"query": "Saturn", "mode": "lexical"})
             phrasings = {"query": "Saturn", "queries": ["rings"], "mode": "lexical"}
             fused = await client.call_tool("memory_query", phrasings)  # several phrasings don't wait either
-    finally:
-        release.set()
     found = meta(result)
     assert [r["artifact_namespace"] for r in found["results"]] == [earlier]
     assert found["indexing"] == [other]
