@@ -223,11 +223,7 @@ class Downstream:
         async def send(session: McpSession) -> mt.CallToolResult:
             return await session.call_tool(tool, arguments, progress_callback=progress)
 
-        self.callers.enter(caller)
-        try:
-            return await self._guarded(tg, tool, limit, send)
-        finally:
-            self.callers.leave(caller)
+        return await self._guarded(tg, tool, limit, send, caller)
 
     async def call_raw(
         self,
@@ -244,11 +240,7 @@ class Downstream:
             assert isinstance(session, StdioSession)
             return await session.request("tools/call", {"name": tool, "arguments": arguments or {}}, progress)
 
-        self.callers.enter(caller)
-        try:
-            return await self._guarded(tg, tool, limit, send, native=True)
-        finally:
-            self.callers.leave(caller)
+        return await self._guarded(tg, tool, limit, send, caller, native=True)
 
     async def request_raw(
         self,
@@ -269,11 +261,7 @@ class Downstream:
                 )
             return await session.request(method, params)
 
-        self.callers.enter(caller)
-        try:
-            return await self._guarded(tg, method, limit, send)
-        finally:
-            self.callers.leave(caller)
+        return await self._guarded(tg, method, limit, send, caller)
 
     @property
     def raw_capable(self) -> bool:
@@ -286,8 +274,20 @@ class Downstream:
         tool: str,
         limit: float | None,
         send: Callable[[McpSession], Awaitable[T]],
+        caller: ClientChannel | None,
         *,
         native: bool = False,
+    ) -> T:
+        """`send` for `caller`'s client, which is in flight to this downstream meanwhile (so that the server's
+        requests during the call reach it): see `_send`."""
+        self.callers.enter(caller)
+        try:
+            return await self._send(tg, tool, limit, send, native)
+        finally:
+            self.callers.leave(caller)
+
+    async def _send(
+        self, tg: TaskGroup, tool: str, limit: float | None, send: Callable[[McpSession], Awaitable[T]], native: bool
     ) -> T:
         """`send` to the running server within `limit` seconds, its failures told as offprompt's errors. `native`:
         `send` is asyncio's own code (the fast lane's StdioSession), so asyncio's timeout bounds it, at half the cost
@@ -401,7 +401,6 @@ class Proxy:
         self._one_started = anyio.Event()  # set, and replaced, each time a server's first start ends
         self._resource_owner: dict[str, str] = {}
         self.intent = intent  # each tool gets offprompt's `intent` argument (see intent.py)
-        self._with_intent: set[Route] = set()
         self._routes: dict[str, Route] = {}
         self._listed: list[mt.Tool] = []
         self._routes_version: tuple[int, ...] = ()
@@ -492,7 +491,6 @@ class Proxy:
             return
         routes: dict[str, Route] = {}
         listed: list[mt.Tool] = []
-        intent_routes: set[Route] = set()
         collisions: list[str] = []
         for name, downstream in self.downstreams.items():
             for tool in downstream.tools:
@@ -512,12 +510,9 @@ class Proxy:
                     update["input_schema"] = schema
                 config = downstream.config
                 mode, secrets = config.policy_for(tool.name), config.secrets_for(tool.name)
-                route = routes[public] = Route(name, tool.name, mode, secrets, intent=schema is not None)
-                if route.intent:
-                    intent_routes.add(route)
+                routes[public] = Route(name, tool.name, mode, secrets, intent=schema is not None)
                 listed.append(tool.model_copy(update=update))
         self._routes, self._listed, self._routes_version = routes, listed, version
-        self._with_intent = intent_routes
         self.collisions = collisions
 
     def _clash(self, server: str, kind: str, name: str, taken: Route | str | None) -> str | None:
@@ -540,11 +535,6 @@ class Proxy:
         """The route of a call that can take the fast lane now (its server is a live local one), else None."""
         route = self.routes().get(public)
         return route if route is not None and self.downstreams[route.server].raw_capable else None
-
-    def takes_intent(self, route: Route) -> bool:
-        """Whether the tool's `intent` argument is offprompt's, to be taken out before the call is forwarded."""
-        self._refresh()
-        return route in self._with_intent
 
     @property
     def is_ready(self) -> bool:
@@ -709,12 +699,6 @@ class Proxy:
             await (session.subscribe_resource(uri) if subscribe else session.unsubscribe_resource(uri))
             return downstream.name
         raise MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
-
-    def policy(self, route: Route) -> OffPrompt:
-        return self.downstreams[route.server].config.policy_for(route.tool)
-
-    def secrets(self, route: Route) -> SecretsMode:
-        return self.downstreams[route.server].config.secrets_for(route.tool)
 
     def server_secrets(self, server: str) -> SecretsMode:
         """The server's own `secrets`, for what is not a tool's: its resources and prompts."""

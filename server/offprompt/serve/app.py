@@ -415,7 +415,7 @@ def serve_tasks(
     async def task_result(ctx: Ctx, params: mt.GetTaskPayloadRequestParams) -> dict[str, Any]:
         channel = SessionChannel(ctx)
         record, raw = await _relayed(proxy.task_request("tasks/result", _wire(params), channel))
-        site = sites.get(params.task_id) or CallSite(record.route.server, record.route.tool, proxy.policy(record.route))
+        site = sites.get(params.task_id) or CallSite(record.route.server, record.route.tool, record.route.mode)
 
         async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:
             return raw  # the task ran with the arguments of its call; this is its outcome
