@@ -31,6 +31,8 @@ NAME = "store"
 TITLE = "2. Store"
 TARGET_1MB_S = 0.250
 TARGET_INDEX_RATIO = 0.80
+#: Issue #10: a fresh result is searchable by its words (chunked, in the lexical index) within a second.
+TARGET_WORDS_S = 1.0
 
 
 def _store(memory: TaskMemory, result: mt.CallToolResult) -> mt.CallToolResult:
@@ -171,6 +173,8 @@ def run(ctx: Context) -> SectionResult:
         ref = _store(memory, _text_result(index_text))
         t_ref = time.perf_counter()
         namespace = ref.meta["offprompt"]["artifact_namespace"] if ref.meta else ""
+        assert memory.text.wait_chunked([namespace], 600)  # type: ignore[attr-defined]
+        t_words = time.perf_counter()
         busy_samples: list[float] = []
         while memory.text.pending() and len(busy_samples) < ctx.pick(9, 3):  # type: ignore[attr-defined]
             start = time.perf_counter()
@@ -205,6 +209,17 @@ def run(ctx: Context) -> SectionResult:
             note=f"reference after {(t_ref - t0) * 1000:.0f} ms",
         )
     )
+    words_row = Row(
+        f"{index_label} searchable by words, after the reference",
+        t_words - t_ref,
+        "s",
+        note="chunked and in the lexical index; the embedder starts after",
+    )
+    if index_label == "1 MB text":
+        words_row = check(
+            words_row.metric, t_words - t_ref, "s", at_most=TARGET_WORDS_S, target="≤ 1 s", note=words_row.note
+        )
+    res.rows.append(words_row)
     res.rows.append(Row("indexing throughput", index_rate, "chunks/s"))
     res.rows.append(Row("embedding model alone, the indexer's model texts, same load beside", model_rate, "chunks/s"))
     res.rows.append(
@@ -241,6 +256,7 @@ def run(ctx: Context) -> SectionResult:
         "chunks": chunks,
         "seconds_to_reference": t_ref - t0,
         "seconds_to_queryable": t_done - t0,
+        "seconds_to_searchable_by_words": t_words - t_ref,
         "indexing_chunks_per_s": index_rate,
         "model_alone_chunks_per_s": model_rate,
         "model_alone_seconds": model_seconds,

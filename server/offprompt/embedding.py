@@ -39,6 +39,7 @@ __all__ = [
     "MiniLMEmbedding",
     "chroma_embedding_function",
     "count_wordpieces",
+    "whole_words",
 ]
 
 #: Name the embedding function is registered and persisted under in Chroma.
@@ -67,6 +68,7 @@ _sessions: dict[int, InferenceSession] = {}
 _model_tokenizer: Tokenizer | None = None
 _pool_started = False
 _count_tokenizer: Tokenizer | None = None
+_whole_words: frozenset[str] | None = None
 
 FloatMatrix = npt.NDArray[np.float32]
 T = TypeVar("T")
@@ -160,6 +162,16 @@ def _on_niced_thread(make: Callable[[], T]) -> T:
     if failed:
         raise failed[0]
     return made[0]
+
+
+def whole_words() -> frozenset[str]:
+    """The vocabulary's entries that are a lower-case ASCII word: a word of letters that lower-cases to one of
+    them is a single wordpiece, with no need to run the tokenizer."""
+    global _whole_words
+    if _whole_words is None:
+        vocabulary = _get_count_tokenizer().get_vocab()
+        _whole_words = frozenset(w for w in vocabulary if w.isascii() and w.isalpha() and w.islower())
+    return _whole_words
 
 
 def count_wordpieces(texts: list[str]) -> list[int]:

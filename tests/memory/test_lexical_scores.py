@@ -1,10 +1,11 @@
-"""BM25 of given chunks (how a hybrid query scores the chunks found by meaning) is the score a search gives them."""
+"""BM25 of given chunks (how a hybrid query scores the chunks found by meaning) is the score a search gives them;
+a text is indexed by the terms its queries are split into."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from offprompt.memory.storage.lexical import ChunkRecord, SqliteLexicalIndex
+from offprompt.memory.storage.lexical import ChunkRecord, SqliteLexicalIndex, term_line, terms
 
 from ..support import DOCS
 
@@ -27,3 +28,11 @@ def test_scores_of_chunks_equal_their_search_scores_and_skip_chunks_without_the_
         assert scores == {h.record.id: h.score for h in hits}
     finally:
         index.close()
+
+
+def test_a_text_is_indexed_by_the_terms_a_query_is_split_into() -> None:
+    # The index splits each distinct word once (term_line); a query goes through `terms`. Were they to differ, a
+    # query would miss the very words it names.
+    text = (DOCS / "code_subprocess.py").read_text() + (DOCS / "logs_dpkg.log").read_text()
+    text += " ERR_CONN_RESET TimeoutExpired /usr/bin/junk café 日本語 _ __init__ x" * 3
+    assert term_line(text) == " ".join(terms(text))

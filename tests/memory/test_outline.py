@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 from offprompt.memory import outline
@@ -187,11 +188,15 @@ def test_outlines_are_stored_with_the_text(tmp_path: Path) -> None:
         stored = list((tmp_path / "outline" / "text" / "raw" / shown.namespace).glob("*.outline.json"))
         assert [p.name for p in stored] == ["0.outline.json"]
         assert shown.outline[0].title == "Configuration Handling"
-        # Not shown: the indexer makes the same one beside the chunks (the store does not wait for it).
+        # Not shown: the indexer makes the same one once the text is chunked (neither the store nor being
+        # searchable by words waits for it).
         ref = memory.store([TextArtifact(value=text, meta=meta)], tool="fs.read")
         assert memory.text.wait_chunked([ref.namespace], 60)
-        stored = list((tmp_path / "outline" / "text" / "raw" / ref.namespace).glob("*.outline.json"))
-        assert [p.name for p in stored] == ["0.outline.json"]
+        raw = tmp_path / "outline" / "text" / "raw" / ref.namespace
+        deadline = time.monotonic() + 60
+        while not (raw / "0.outline.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [p.name for p in raw.glob("*.outline.json")] == ["0.outline.json"]
         assert memory.outline(ref.namespace) == build(text, hint="file:///config.rst")[0]
         assert memory.outline(shown.namespace) == memory.outline(ref.namespace)
     finally:

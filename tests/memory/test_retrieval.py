@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -142,6 +143,45 @@ async def test_words_are_searchable_before_the_embeddings_are_done(memory: TaskM
     assert lexical["indexing"] == []  # all its words are in already
     dense = await client.call_tool("memory_query", {"query": "disk quota", "mode": "dense"})
     assert "Still indexing" in text_of(dense)
+
+
+def test_the_embedder_waits_while_a_text_stored_meanwhile_is_chunked(
+    memory: TaskMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A query waits for the chunker; the model's threads, embedding an earlier text, would take the cores it needs.
+    entered, release = threading.Event(), threading.Event()
+    real_chunk = text_storage.chunking.chunk
+
+    def chunk_held(data: bytes, *args: Any, **kwargs: Any) -> Any:
+        if data.startswith(b"HELD"):
+            entered.set()
+            release.wait(120)
+        return real_chunk(data, *args, **kwargs)
+
+    monkeypatch.setattr(text_storage.chunking, "chunk", chunk_held)
+    dense = memory.text._dense  # type: ignore[attr-defined]
+    batches: list[int] = []
+    real_embed = dense.embed
+    monkeypatch.setattr(dense, "embed", lambda texts: batches.append(len(texts)) or real_embed(texts))
+    memory.store([from_block(mt.TextContent(text=access_log({}, count=6000)))], tool="ssh.tail")
+    deadline = time.monotonic() + 120
+    while not batches and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert batches, "the embedder never started"
+    held = memory.store([TextArtifact(value="HELD while the log embeds")], tool="notes.read").namespace
+    assert entered.wait(60)
+    before = len(batches)
+    watch = time.monotonic() + 5  # long enough for several batches of 32, were the embedder going on
+    while len(batches) < before + 3 and time.monotonic() < watch:
+        time.sleep(0.05)
+    during = len(batches) - before
+    release.set()
+    assert memory.text.wait_chunked([held], 60)  # type: ignore[attr-defined]
+    assert during <= 1, f"{during} batches were embedded while a stored text waited for the chunker"
+    deadline = time.monotonic() + 120
+    while len(batches) == before + during and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(batches) > before + during, "the embedder did not go on once the text was chunked"
 
 
 async def test_a_query_over_the_whole_memory_answers_without_waiting_for_others_writes(

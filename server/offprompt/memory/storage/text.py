@@ -4,9 +4,9 @@
 offset) before it returns, so a reference is never handed out for text that
 could be lost, and it does nothing slower. Two background threads index it:
 the chunker cuts it along its structure (:mod:`offprompt.memory.chunking`) and writes
-the chunks with their terms to the lexical index (a second or so for 1 MB);
-the embedder then embeds them into Chroma (about a minute for 1 MB on two
-cores). A query waits briefly for the chunker on the namespaces it searches,
+the chunks with their terms to the lexical index (about half a second for
+1 MB; the embedder waits meanwhile); the embedder then embeds them into Chroma
+(about a minute for 1 MB on two cores). A query waits briefly for the chunker on the namespaces it searches,
 so a just-stored result is found by its words at once; until the embedder is
 done too, `pending()` names the namespace.
 
@@ -601,7 +601,9 @@ class IndexedTextStorage:
             self._state.notify_all()
 
     def _run_chunker(self) -> None:
-        _lower_priority()
+        # At the server's own priority, unlike the embedder: a query waits for it (up to CHUNKING_WAIT_SECONDS), and
+        # niced it lost the cores to the batch the model was embedding. It is short, and Python: the GIL, not
+        # niceness, is what it shares with the calls being served.
         while (job := self._chunk_queue.get()) is not None:
             chunked = False
             try:
@@ -610,6 +612,8 @@ class IndexedTextStorage:
                 logger.exception("chunking item %s of %s failed; it stays readable but is not searchable", *_at(job))
             finally:
                 self._done(self._pending_lexical, job.namespace)
+            if chunked:
+                chunked = self._outline_made(job)  # after: being searchable by words does not wait for it
             if chunked:
                 self._embed_queue.put(job, self._chunk_count(job))
             else:
@@ -682,12 +686,28 @@ class IndexedTextStorage:
             if not self._path(job.namespace, job.item, ".txt").exists():
                 return False
             self._lexical.add(job.namespace, job.item, records, texts, titles)
+        return True
+
+    def _outline_made(self, job: _Job) -> bool:
+        """Make the item's outline if the store did not need it (~0.1-0.3 s for 1 MB); False if it was deleted."""
         if not self._path(job.namespace, job.item, ".outline.json").exists():
             try:
-                self.outline(job.namespace, job.item)  # made here when the store did not need it
+                self.outline(job.namespace, job.item)
             except NotFoundError:
-                return False  # deleted meanwhile
+                return False
+            except Exception:
+                logger.exception("the outline of item %s of %s failed; it is made when it is asked for", *_at(job))
         return True
+
+    def _let_the_chunker_go_first(self) -> None:
+        """Wait, between two batches, while a stored text waits to be searchable by words: the model's threads
+        would take the cores the chunker needs, and a query waits for the chunker. Chunking is short (about half a
+        second for 1 MB); embedding goes on right after."""
+        with self._state:
+            self._state.wait_for(
+                lambda: self._closed or not any(count > 0 for count in self._pending_lexical.values()),
+                CHUNKING_WAIT_SECONDS,
+            )
 
     def _chunk_count(self, job: _Job) -> int:
         return self._lexical.count(job.namespace, job.item)
@@ -703,6 +723,7 @@ class IndexedTextStorage:
             self._dense.delete_item(job.namespace, job.item)  # vectors of an earlier run or chunking
         stop = min(job.done + EMBED_SLICE, len(records))
         for first in range(job.done, stop, EMBED_BATCH):
+            self._let_the_chunker_go_first()
             if self._closed:
                 return None
             batch = records[first : min(first + EMBED_BATCH, stop)]
