@@ -19,7 +19,7 @@ import math
 from collections.abc import Collection, Sequence
 from typing import Any, Final
 
-from offprompt.memory.storage.lexical import _WORD, ChunkRecord, LexicalHit, _parts, query_words, terms
+from offprompt.memory.storage.lexical import _WORD, ChunkRecord, LexicalHit, _parts, query_words, term_line
 from offprompt.memory.storage.pg import PgDatabase
 
 __all__ = ["PgLexicalIndex"]
@@ -53,7 +53,7 @@ def _word(term: str) -> str:
 
 
 def _document(text: str) -> str:
-    return " ".join(_word(t) for t in terms(text))
+    return term_line(text).replace("_", "")  # each term as `_word` makes it
 
 
 def _any(words: Sequence[str]) -> str:
