@@ -1,6 +1,8 @@
-"""Measurements that need a fresh process: `python -m bench.probe cold-store DIR` or `profile-store DIR [MB]`.
+"""Measurements that need a fresh process: `python -m bench.probe cold-store DIR`, `profile-store DIR [MB]` or
+`words-ready DIR`.
 
-Each prints one JSON object on stdout.
+Each prints one JSON object on stdout. `words-ready` takes the store section's path from a fresh process, so two
+versions of the server can be run in turn (`PYTHONPATH=<a checkout>/server`) on a shared, noisy machine.
 """
 
 from __future__ import annotations
@@ -70,6 +72,27 @@ def profile_store(directory: Path, megabytes: float = 1) -> dict[str, Any]:
     return out
 
 
+def words_ready(directory: Path) -> dict[str, Any]:
+    """Seconds from a 1 MB store's reference until it is searchable by words, the embedder idle (as the store
+    section measures it: a 2 KB and two 10 KB texts fully indexed first)."""
+    import mcp_types as mt
+
+    from bench.corpus import KB, mixed_text
+    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+    memory = TaskMemory.open(MemorySettings(name="words", data_dir=directory, ttl_seconds=None, max_bytes=None))
+    try:
+        for size in (2 * KB, 10 * KB, 10 * KB):
+            _store(memory, mt.CallToolResult(content=[mt.TextContent(text=mixed_text(size))]))
+            assert memory.text.wait_indexed(600)  # type: ignore[attr-defined]
+        _store(memory, _result_1mb())
+        reference = time.perf_counter()
+        assert memory.text.wait_chunked(None, 600)  # type: ignore[attr-defined]
+        return {"searchable_by_words_s": round(time.perf_counter() - reference, 3)}
+    finally:
+        memory.close()
+
+
 def hottest_frames(profiler: Any, top: int = 8) -> list[dict[str, Any]]:
     """Frames by self time, the way py-spy's top orders them."""
     session = profiler.last_session
@@ -93,6 +116,8 @@ def main() -> None:
     command, directory, *extra = sys.argv[1:]
     if command == "profile-store":
         print(json.dumps(profile_store(Path(directory), *(float(x) for x in extra))))
+    elif command == "words-ready":
+        print(json.dumps(words_ready(Path(directory))))
     else:
         print(json.dumps(cold_store(Path(directory))))
 

@@ -188,10 +188,11 @@ def test_multibyte_text_keeps_exact_byte_offsets() -> None:
 def test_counting_word_by_word_gives_the_tokenizers_own_count_for_any_piece() -> None:
     # The packer counts each distinct word once and adds them up; a piece's count must still be the tokenizer's, or
     # chunks would overflow what the model reads. Pieces cut anywhere, whitespace the model does not split on
-    # (\x0b, \x85, U+2028), accents, CJK, and a word too long to be remembered.
+    # (\x0b, \x85, U+2028), accents, CJK, special tokens, and a word too long to be remembered.
     data = (DOCS / "code_subprocess.py").read_text() + (DOCS / "json_botocore_sqs_service-2.json").read_text()
     pieces = [data[a : a + n] for a, n in zip(range(0, len(data), 997), itertools.cycle((40, 300, 1500)))]
     odd = ["a\x0bb c\x85d e\u2028f\u3000g\xa0h", "café naïve 日本語の文 Grüße", "x" * 5000 + " tail", "", " \n\t "]
+    odd += ["x[SEP]y [UNK] a[[CLS]]b [cls] [MASK]"]  # the tokenizer's special tokens, one wordpiece each
     count = WordpieceCounter()
     texts = pieces + odd + pieces[:50]  # the second time from what it remembered
     assert count(texts) == count_wordpieces(texts)

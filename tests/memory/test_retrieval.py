@@ -169,13 +169,15 @@ def test_the_embedder_waits_while_a_text_stored_meanwhile_is_chunked(
         time.sleep(0.05)
     assert batches, "the embedder never started"
     held = memory.store([TextArtifact(value="HELD while the log embeds")], tool="notes.read").namespace
-    assert entered.wait(60)
-    before = len(batches)
-    watch = time.monotonic() + 5  # long enough for several batches of 32, were the embedder going on
-    while len(batches) < before + 3 and time.monotonic() < watch:
-        time.sleep(0.05)
-    during = len(batches) - before
-    release.set()
+    try:
+        assert entered.wait(60)
+        before = len(batches)
+        watch = time.monotonic() + 5  # long enough for several batches of 32, were the embedder going on
+        while len(batches) < before + 3 and time.monotonic() < watch:
+            time.sleep(0.05)
+        during = len(batches) - before
+    finally:
+        release.set()
     assert memory.text.wait_chunked([held], 60)  # type: ignore[attr-defined]
     assert during <= 1, f"{during} batches were embedded while a stored text waited for the chunker"
     deadline = time.monotonic() + 120

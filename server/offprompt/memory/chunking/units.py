@@ -41,10 +41,10 @@ def _whole_words() -> frozenset[str]:
 
 #: What the model's tokenizer (BERT's) takes for whitespace, and the ASCII punctuation it always cuts a word at,
 #: each mark a wordpiece of its own. It never joins pieces across either, so a text's wordpieces are the sum of its
-#: pieces': runs of anything else, and single marks.
+#: pieces': runs of anything else, and single marks. Its special tokens, found in the raw text first, are one each.
 _SPACE = r"\t\n\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000"
 _MARK = r"!-/:-@\[-`{-~"
-_PIECES: Final = re.compile(f"[{_MARK}]|[^{_SPACE}{_MARK}]+")
+_PIECES: Final = re.compile(f"\\[(?:PAD|UNK|CLS|SEP|MASK)\\]|[{_MARK}]|[^{_SPACE}{_MARK}]+")
 #: Longer pieces (minified base64, a hash) rarely come again: counted each time rather than kept.
 _KEPT_PIECE_CHARS: Final = 200
 
@@ -55,7 +55,7 @@ class WordpieceCounter:
     The packer counts every line, then again the spans and windows it tries: the same words over and over. Here
     each piece is counted once (a plain word found whole in the vocabulary is one wordpiece without asking the
     tokenizer) and a span is the sum of its pieces: exactly what the tokenizer counts for the whole span. Chunking
-    1 MB of JSON took 2.0 s before, 0.35 s now; code 1.0 s, now 0.5 s.
+    1 MB of JSON took 2.0 s before, 0.35 s now; code 1.0 s, now 0.6 s.
     """
 
     def __init__(self) -> None:

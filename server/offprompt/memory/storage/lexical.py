@@ -78,9 +78,17 @@ def terms(text: str) -> list[str]:
     return out
 
 
+#: Longer words (base64 joined by its slashes and pluses, a URL) are split each time rather than kept.
+_KEPT_WORD_CHARS: Final = 64
+
+
 @lru_cache(maxsize=1 << 16)
-def _word_line(word: str) -> str:
+def _kept_word_line(word: str) -> str:
     return " ".join(word_terms(word))
+
+
+def _word_line(word: str) -> str:
+    return _kept_word_line(word) if len(word) <= _KEPT_WORD_CHARS else " ".join(word_terms(word))
 
 
 def term_line(text: str) -> str:

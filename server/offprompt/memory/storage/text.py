@@ -612,12 +612,14 @@ class IndexedTextStorage:
                 logger.exception("chunking item %s of %s failed; it stays readable but is not searchable", *_at(job))
             finally:
                 self._done(self._pending_lexical, job.namespace)
-            if chunked:
-                chunked = self._outline_made(job)  # after: being searchable by words does not wait for it
-            if chunked:
-                self._embed_queue.put(job, self._chunk_count(job))
-            else:
-                self._done(self._pending_dense, job.namespace)
+            try:
+                # After the count above: being searchable by words does not wait for the outline.
+                if chunked and self._outline_made(job):
+                    self._embed_queue.put(job, self._chunk_count(job))
+                    continue
+            except Exception:  # the thread must live on: every later store waits for it, and the embedder too
+                logger.exception("queueing item %s of %s to be embedded failed; it is searchable by words", *_at(job))
+            self._done(self._pending_dense, job.namespace)
 
     def _run_embedder(self) -> None:
         _lower_priority()
