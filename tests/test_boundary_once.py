@@ -52,6 +52,19 @@ def spy(boundary: ResultBoundary) -> list[str]:
     return seen
 
 
+async def stored_then_inline(client: Client, tool: str, seen: list[str]) -> mt.CallToolResult:
+    """Call `tool` for a result over the threshold, then for a small one; each call asks the boundary once for
+    an answer and once for its decision. The small one's result, for the caller's own checks."""
+    stored = await client.call_tool(tool, {"count": STORED})
+    assert stored.meta is not None
+    assert "offprompt" in stored.meta
+    assert seen == ["answer", "settle"]
+    seen.clear()
+    inline = await client.call_tool(tool, {"count": INLINE})
+    assert seen == ["answer", "settle"]
+    return inline
+
+
 def is_reference(result: dict[str, Any]) -> bool:
     return "offprompt" in (result.get("_meta") or {})
 
@@ -71,14 +84,8 @@ async def test_the_sdk_path_settles_each_call_once(memory: TaskMemory, proxy: Pr
     boundary = ResultBoundary(memory)
     seen = spy(boundary)
     async with Client(build_server(memory, proxy, results=boundary)) as client:
-        stored = await client.call_tool("counter__lines", {"count": STORED})
-        assert stored.meta is not None
-        assert "offprompt" in stored.meta
-        assert seen == ["answer", "settle"]
-        seen.clear()
-        inline = await client.call_tool("counter__lines", {"count": INLINE})
+        inline = await stored_then_inline(client, "counter__lines", seen)
         assert inline.meta is None or "offprompt" not in inline.meta
-        assert seen == ["answer", "settle"]
     assert len(memory.catalog.newest()) == 1
 
 
@@ -124,13 +131,7 @@ async def test_wrap_settles_each_call_once(memory: TaskMemory) -> None:
     middleware = offprompt.wrap(server, memory=memory)
     seen = spy(middleware.results)
     async with Client(server) as client:
-        stored = await client.call_tool("lines", {"count": STORED})
-        assert stored.meta is not None
-        assert "offprompt" in stored.meta
-        assert seen == ["answer", "settle"]
-        seen.clear()
-        inline = await client.call_tool("lines", {"count": INLINE})
+        inline = await stored_then_inline(client, "lines", seen)
         assert isinstance(inline.content[0], mt.TextContent)
         assert "handled request 2" in inline.content[0].text
-        assert seen == ["answer", "settle"]
     assert len(memory.catalog.newest()) == 1

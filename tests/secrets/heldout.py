@@ -14,13 +14,9 @@ import random
 import string
 import uuid
 
-from tests.secrets.corpus import Case
+from tests.secrets.corpus import B62, B64, HEX, URLSAFE, Case
 
-_rng = random.Random(20261201)
-B62 = string.ascii_letters + string.digits
-HEX = "0123456789abcdef"
-B64 = B62 + "+/"
-URLSAFE = B62 + "-_"
+_rng = random.Random(20261201)  # its own values, not the tuned corpus's
 
 
 def tok(n: int, alphabet: str = B62) -> str:

@@ -18,10 +18,10 @@ from typing import Any
 import mcp_types as mt
 
 from offprompt.errors import UnknownSecretError
-from offprompt.secrets.detect import find_secrets, json_may_hold_secret, may_hold_secret_in
+from offprompt.secrets.detect import find_secrets
 from offprompt.secrets.vault import HANDLE, SecretVault
 
-__all__ = ["HANDLE_MARK", "VAULT_FILE", "Redactor", "json_may_hold_secret", "may_hold_secret_in"]
+__all__ = ["HANDLE_MARK", "VAULT_FILE", "Redactor"]
 
 logger = logging.getLogger(__name__)
 
