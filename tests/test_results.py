@@ -391,16 +391,16 @@ async def test_a_downstreams_protocol_error_resource_and_prompt_get_handles_for_
         assert GHP not in f"{raised.value.error.message} {raised.value.error.data}"
         assert raised.value.error.code == mt.INVALID_PARAMS
         handle = raised.value.error.message.removeprefix("bad credential ")
-        assert boundary.redactor.substitute({"k": handle}, "alice") == {"k": GHP}  # the caller's own handle
+        assert boundary.redactor.substitute({"k": handle}, "alice", "files") == {"k": GHP}  # the caller's own handle
         with pytest.raises(MCPError) as passed:
             await call(site(owner="alice", secrets="pass"), answering(refused))
         assert passed.value.error.message == f"bad credential {GHP}"  # a tool whose secrets pass shows them
     contents = mt.TextResourceContents(uri="file:///app/.env", text=f"GITHUB_TOKEN={GHP}")
-    resource = await boundary.resource(mt.ReadResourceResult(contents=[contents]), "alice", "redact")
+    resource = await boundary.resource(mt.ReadResourceResult(contents=[contents]), "alice", "redact", "server")
     assert isinstance(resource.contents[0], mt.TextResourceContents)
     assert resource.contents[0].text.startswith(f"GITHUB_TOKEN={HANDLE_MARK}")
     message = mt.PromptMessage(role="user", content=mt.TextContent(text=f"use {GHP}"))
-    prompt = await boundary.prompt(mt.GetPromptResult(messages=[message]), "alice", "redact")
+    prompt = await boundary.prompt(mt.GetPromptResult(messages=[message]), "alice", "redact", "server")
     assert isinstance(prompt.messages[0].content, mt.TextContent)
     assert prompt.messages[0].content.text.startswith(f"use {HANDLE_MARK}")
     assert GHP not in prompt.model_dump_json() + resource.model_dump_json()
@@ -411,7 +411,7 @@ async def test_a_downstreams_error_that_cannot_be_checked_keeps_its_code_and_sho
 ) -> None:
     boundary = ResultBoundary(memory, SMALL_SETTINGS)
 
-    def unavailable(error: object, owner: str) -> object:
+    def unavailable(error: object, owner: str, server: str) -> object:
         raise OSError("secrets table unavailable")
 
     monkeypatch.setattr(boundary.redactor, "redact_error", unavailable)

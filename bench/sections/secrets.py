@@ -67,7 +67,7 @@ def _detection(ctx: Context, res: SectionResult) -> None:
             {
                 "prefilter": lambda body=body: may_hold_secret(body),
                 "detect": lambda text=text: find_secrets(text),
-                "redact": lambda text=text: redactor.redact_text(text, ""),
+                "redact": lambda text=text: redactor.redact_text(text, "", "bench"),
                 "count tokens": lambda text=text: count_tokens(text),
             },
             repeat=ctx.pick(7, 3),

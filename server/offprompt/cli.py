@@ -108,7 +108,7 @@ async def _serve(
     # The tokenizer tables load in the background: start-up stays quick, the first large result doesn't wait.
     threading.Thread(target=tokens.warm_up, name="offprompt-warm-up", daemon=True).start()
     async with proxy.running():
-        results = ResultBoundary(memory, ResultSettings.of(settings))  # one boundary for both paths
+        results = ResultBoundary(memory, ResultSettings.of(settings), sharing=proxy.sharing())  # both paths
         server = build_server(memory, proxy, settings, results)
         if transport.transport != "stdio":
             await serve_transport(server, transport, _announce, listener)

@@ -11,6 +11,7 @@
     ├── QuotaError               a result is bigger than the memory's whole quota (max_bytes)
     ├── StoreUnavailableError    a shared memory's database (PostgreSQL) can't be reached
     ├── UnknownSecretError       a call's arguments hold a secret handle this caller was not given
+    │   └── SecretNotSharedError a handle whose value may not go to the called server (`share_with`)
     └── DownstreamError          a proxied server failed
         ├── DownstreamUnavailableError   it failed to start, or died
         └── DownstreamTimeoutError       a call took longer than its timeout
@@ -64,6 +65,10 @@ class StoreUnavailableError(OffpromptError):
 
 class UnknownSecretError(OffpromptError):
     """A proxied call's arguments hold a secret handle that is unknown or belongs to another caller."""
+
+
+class SecretNotSharedError(UnknownSecretError):
+    """A proxied call's arguments hold a handle whose value came from a server that does not share with this one."""
 
 
 class DownstreamError(OffpromptError):

@@ -6,18 +6,19 @@ path (`serve/app.py`), the stdio fast lane (`serve/fastlane.py`) and
 
 - the arguments that go out (what the model sent, minus what is for offprompt);
 - the call's failures: offprompt's own errors and a downstream's malformed or
-  crashed answer become an `isError` result that says what to do, and nothing
-  of a sensitive (`always`) result is quoted in it or in the log; a sensitive
-  tool's own `isError` result is stored like its results and answered with its
-  reference, still as an error;
+  crashed answer become an `isError` result that says what to do, redacted like
+  a result, and nothing of a sensitive (`always`) result is quoted in it or in
+  the log; a sensitive tool's own `isError` result and its protocol errors are
+  stored like its results and answered with its reference, still as an error;
 - the decision (`policy.py`) and, when the result goes off the prompt, storing
   it and answering with its reference;
 - secrets (`secrets/`): handles in the arguments become their values on the
-  way out; known-format secrets in the result become handles on the way back,
-  before anything is stored, unless the tool's `"secrets"` is `"pass"`.
+  way out, for a server allowed to receive them; known-format secrets anywhere
+  in the result become handles on the way back, before anything is stored,
+  unless the tool's `"secrets"` is `"pass"`.
 
-A downstream's protocol error (`MCPError`) is not an answer of a tool: it goes
-back to the client as the JSON-RPC error it was, its secrets replaced by handles.
+A downstream's protocol error (`MCPError`) of an `auto` tool goes back to the
+client as the JSON-RPC error it was, its secrets replaced by handles.
 A proxied resource's text and a proxied prompt's messages reach the model too:
 `resource` and `prompt` redact them with the same table.
 """
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -42,7 +43,7 @@ from offprompt.jsonrpc import dumps
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.policy import Thresholds, decide, passes_by_size, result_text_size
 from offprompt.proxy.intent import INTENT
-from offprompt.secrets import HANDLE_MARK, Redactor, json_may_hold_secret, may_hold_secret, may_hold_secret_in
+from offprompt.secrets import Redactor, holds_handle, json_may_hold_secret, may_hold_secret, may_hold_secret_in
 from offprompt.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -106,9 +107,17 @@ def _stored_error(site: CallSite, reference: mt.CallToolResult) -> mt.CallToolRe
     return reference.model_copy(update={"content": [said, *reference.content], "is_error": True})
 
 
+def _error_as_result(exc: MCPError) -> mt.CallToolResult:
+    """A downstream's protocol error as an `isError` result, to be stored like a sensitive tool's results."""
+    text = f"JSON-RPC error {exc.code}: {exc.message}"
+    if exc.error.data is not None:
+        text += f"\ndata: {dumps(exc.error.data).decode()}"
+    return error_result(text)
+
+
 def _holds_handle(value: Any) -> bool:
     if isinstance(value, str):
-        return HANDLE_MARK in value
+        return holds_handle(value)
     if isinstance(value, dict):
         return any(_holds_handle(item) for item in value.values())
     if isinstance(value, list):
@@ -136,23 +145,26 @@ class ResultBoundary:
         memory: TaskMemory | MemorySource,
         settings: ResultSettings | None = None,
         redactor: Redactor | None = None,
+        sharing: Mapping[str, Collection[str]] | None = None,
     ) -> None:
+        """`sharing`: each server's `share_with`, the other servers its secrets' values may go to."""
         self._memory: MemorySource = (lambda: memory) if isinstance(memory, TaskMemory) else memory
         self._opened = memory if isinstance(memory, TaskMemory) else None
         self.settings = settings or ResultSettings()
         # The secrets table sits in the memory's directory; it opens with the first secret or handle.
-        self.redactor = redactor or Redactor(lambda: self._memory().directory)
+        self.redactor = redactor or Redactor(lambda: self._memory().directory, sharing)
 
     # -- the call --------------------------------------------------------------------------------------------
 
     def forwarded_arguments(self, site: CallSite) -> dict[str, Any] | None:
         """The arguments the downstream gets: without offprompt's `intent`, and secret handles replaced by their
         values (for this call only: the catalog keeps the arguments with their handles). Raises
-        `UnknownSecretError` for a handle the caller was not given, so nothing is sent."""
+        `UnknownSecretError` for a handle the caller was not given, and `SecretNotSharedError` for one whose value
+        may not go to this server, so nothing is sent."""
         arguments = self._tool_arguments(site)
         if arguments is None or not _holds_handle(arguments):
             return arguments
-        return self.redactor.substitute(arguments, site.owner)
+        return self.redactor.substitute(arguments, site.owner, site.server)
 
     @staticmethod
     def _tool_arguments(site: CallSite) -> dict[str, Any] | None:
@@ -175,18 +187,22 @@ class ResultBoundary:
             result = got if isinstance(got, mt.CallToolResult) else mt.CallToolResult.model_validate(got)
             return await self.settle(site, result)
         except MCPError as exc:
-            raise await self.error(exc, site.owner, site.secrets) from None
+            if site.mode == "always":
+                return await self.settle(site, _error_as_result(exc))
+            raise await self.error(exc, site.owner, site.secrets, site.server) from None
         except Exception as exc:  # the one boundary of a proxied call: the server must not go down
-            return self.failure(site, exc)
+            return await self._failed(site, exc)
 
     async def relay(self, site: CallSite, fetch: Fetch) -> bytes | dict[str, Any]:
         """The client's answer as JSON (the fast lane): the downstream's own bytes whenever it passes through."""
         try:
             return await self._relay(site, fetch)
         except MCPError as exc:
-            raise await self.error(exc, site.owner, site.secrets) from None
+            if site.mode == "always":
+                return result_json(await self.settle(site, _error_as_result(exc)))
+            raise await self.error(exc, site.owner, site.secrets, site.server) from None
         except Exception as exc:  # the one boundary of a fast-lane call: the server must not go down
-            return result_json(self.failure(site, exc))
+            return result_json(await self._failed(site, exc))
 
     async def _relay(self, site: CallSite, fetch: Fetch) -> bytes | dict[str, Any]:
         raw = await fetch(self.forwarded_arguments(site))
@@ -199,7 +215,7 @@ class ResultBoundary:
             if site.secrets == "pass" or not may_hold_secret(body):
                 self._count_inline(site, len(body))  # its bytes as relayed: nothing parsed or tokenized here
                 return body  # the common case: the downstream's bytes, unread
-            redacted = await anyio.to_thread.run_sync(self.redactor.redact_wire, raw, site.owner)
+            redacted = await anyio.to_thread.run_sync(self.redactor.redact_wire, raw, site.owner, site.server)
             self._count_inline(site, len(body))
             return body if redacted is raw else redacted
         result = mt.CallToolResult.model_validate(raw)
@@ -212,7 +228,7 @@ class ResultBoundary:
         """The result itself, or, when the policy says so, the reference to where it was stored; its secrets
         replaced by handles either way (a stored result is redacted before it is stored)."""
         if site.secrets == "redact" and may_hold_secret_in(result):
-            result = await anyio.to_thread.run_sync(self.redactor.redact_result, result, site.owner)
+            result = await anyio.to_thread.run_sync(self.redactor.redact_result, result, site.owner, site.server)
         decision = decide(site.mode, result, self.settings.thresholds)
         if not decision.store:
             self._count_inline(site, result_text_size(result)[0])
@@ -223,7 +239,7 @@ class ResultBoundary:
         arguments = self._tool_arguments(site)
         if site.secrets == "redact" and arguments is not None and json_may_hold_secret(arguments):
             # memory_list shows the arguments: a secret typed into them is kept out of that answer too
-            arguments = await anyio.to_thread.run_sync(self.redactor.redact_json, arguments, site.owner)
+            arguments = await anyio.to_thread.run_sync(self.redactor.redact_json, arguments, site.owner, site.server)
         try:
             memory = await anyio.to_thread.run_sync(self._memory)
             reference = await anyio.to_thread.run_sync(
@@ -254,19 +270,23 @@ class ResultBoundary:
 
     # -- what else of a downstream reaches the model -----------------------------------------------------------
 
-    async def resource(self, result: mt.ReadResourceResult, owner: str, secrets: SecretsMode) -> mt.ReadResourceResult:
+    async def resource(
+        self, result: mt.ReadResourceResult, owner: str, secrets: SecretsMode, server: str
+    ) -> mt.ReadResourceResult:
         """A proxied resource as read, its secrets replaced by handles unless its server's `"secrets"` is `"pass"`."""
-        return await self._redacted(self.redactor.redact_resource, result, owner, secrets)
+        return await self._redacted(self.redactor.redact_resource, result, owner, secrets, server)
 
-    async def prompt(self, result: mt.GetPromptResult, owner: str, secrets: SecretsMode) -> mt.GetPromptResult:
+    async def prompt(
+        self, result: mt.GetPromptResult, owner: str, secrets: SecretsMode, server: str
+    ) -> mt.GetPromptResult:
         """A proxied prompt, its secrets replaced by handles unless its server's `"secrets"` is `"pass"`."""
-        return await self._redacted(self.redactor.redact_prompt, result, owner, secrets)
+        return await self._redacted(self.redactor.redact_prompt, result, owner, secrets, server)
 
-    async def error(self, exc: MCPError, owner: str, secrets: SecretsMode = "redact") -> MCPError:
+    async def error(self, exc: MCPError, owner: str, secrets: SecretsMode, server: str) -> MCPError:
         """A downstream's protocol error as the client gets it: its secrets replaced by handles (`exc` itself when
         it holds none). A downstream may quote what it rejected, a credential included."""
         try:
-            error = await self._redacted(self.redactor.redact_error, exc.error, owner, secrets)
+            error = await self._redacted(self.redactor.redact_error, exc.error, owner, secrets, server)
         except Exception as problem:  # the secrets table failed: the error is still answered, its text withheld
             # No traceback: its context is the downstream's error, text and all.
             logger.error("a downstream's error could not be checked for secrets: %r", problem)
@@ -277,18 +297,34 @@ class ResultBoundary:
         return exc if error is exc.error else MCPError.from_error_data(error)
 
     @staticmethod
-    async def _redacted(redact: Callable[[T, str], T], value: T, owner: str, secrets: SecretsMode) -> T:
-        """`redact(value, owner)` in a worker thread (the table is a file), unless secrets pass. These are rare
-        requests, not the tiny call: the detector's own anchor scan is their prefilter."""
+    async def _redacted(
+        redact: Callable[[T, str, str], T], value: T, owner: str, secrets: SecretsMode, server: str
+    ) -> T:
+        """`redact(value, owner, server)` in a worker thread (the table is a file), unless secrets pass. These are
+        rare requests, not the tiny call: the detector's own anchor scan is their prefilter."""
         if secrets == "pass":
             return value
-        return await anyio.to_thread.run_sync(redact, value, owner)
+        return await anyio.to_thread.run_sync(redact, value, owner, server)
 
     def _count_inline(self, site: CallSite, size: int) -> None:
         """Count a result that passed inline, for `offprompt stats`. `offprompt.wrap` opens its memory on the
         first store: what passes before that is not counted (opening it for a count would take its lock)."""
         if self._opened is not None:
             self._opened.usage.inline(site.server, site.tool, size)
+
+    async def _failed(self, site: CallSite, exc: BaseException) -> mt.CallToolResult:
+        """`failure`, its text redacted like a result's: a downstream's words may be quoted in it."""
+        result = self.failure(site, exc)
+        if site.secrets == "pass" or not may_hold_secret(model_text(result)):
+            return result
+        try:
+            return await anyio.to_thread.run_sync(self.redactor.redact_result, result, site.owner, site.server)
+        except Exception as problem:  # the secrets table failed: still an answer, its text withheld
+            logger.error("an error of %s could not be checked for secrets: %r", site.source, problem)
+            return error_result(
+                f"{site.source} failed, and its error could not be checked for secrets, so its text is not "
+                "shown; see offprompt's log."
+            )
 
     def failure(self, site: CallSite, exc: BaseException) -> mt.CallToolResult:
         """A failed call as an error result. Nothing of a sensitive result's content is quoted, here or in the

@@ -30,7 +30,7 @@ def test_every_text_of_a_result_is_redacted_and_binaries_are_left_alone(redactor
         ],
         structured_content={"session": {"jwt": JWT, "tags": [f"db={PG_PASSWORD}"]}, "n": 3},
     )
-    redacted = redactor.redact_result(result, "")
+    redacted = redactor.redact_result(result, "", "s")
     dumped = redacted.model_dump_json()
     for value in (GHP, AWS_ID, JWT):
         assert value not in dumped
@@ -43,16 +43,16 @@ def test_every_text_of_a_result_is_redacted_and_binaries_are_left_alone(redactor
 def test_a_result_without_secrets_is_returned_as_it_was(redactor: Redactor) -> None:
     result = mt.CallToolResult(content=[mt.TextContent(text="2026-11-30T12:00:00Z")], structured_content={"a": [1]})
     assert not may_hold_secret_in(result)
-    assert redactor.redact_result(result, "") is result
-    assert redactor.redact_wire({"content": [{"type": "text", "text": "ok"}]}, "") == {
+    assert redactor.redact_result(result, "", "s") is result
+    assert redactor.redact_wire({"content": [{"type": "text", "text": "ok"}]}, "", "s") == {
         "content": [{"type": "text", "text": "ok"}]
     }
 
 
 def test_redacting_twice_changes_nothing_more(redactor: Redactor) -> None:
     text = "\n".join(case.text for case in SECRETS)
-    once = redactor.redact_text(text, "")
-    assert redactor.redact_text(once, "") == once
+    once = redactor.redact_text(text, "", "s")
+    assert redactor.redact_text(once, "", "s") == once
 
 
 def test_the_wire_form_is_redacted_like_the_model(redactor: Redactor) -> None:
@@ -64,28 +64,28 @@ def test_the_wire_form_is_redacted_like_the_model(redactor: Redactor) -> None:
         "structuredContent": {"token": GHP},
         "isError": False,
     }
-    model = redactor.redact_result(mt.CallToolResult.model_validate(raw), "")
-    wire = redactor.redact_wire(raw, "")
+    model = redactor.redact_result(mt.CallToolResult.model_validate(raw), "", "s")
+    wire = redactor.redact_wire(raw, "", "s")
     assert mt.CallToolResult.model_validate(wire) == model
     assert raw["structuredContent"] == {"token": GHP}  # the input is not changed in place
 
 
 def test_handles_anywhere_in_nested_arguments_become_their_values(redactor: Redactor) -> None:
-    text = redactor.redact_text(ENV, "")
+    text = redactor.redact_text(ENV, "", "s")
     github, aws = (m.group(0) for m in HANDLE.finditer(text))
     arguments = {"headers": {"Authorization": f"token {github}"}, "keys": [aws, 7, None], "n": 1}
-    assert redactor.substitute(arguments, "") == {
+    assert redactor.substitute(arguments, "", "s") == {
         "headers": {"Authorization": f"token {GHP}"},
         "keys": [AWS_ID, 7, None],
         "n": 1,
     }
     short = github.split(" ")[0] + "⟧"  # the kind is only a hint: ⟦secret:id⟧ works too
-    assert redactor.substitute({"t": short}, "") == {"t": GHP}
+    assert redactor.substitute({"t": short}, "", "s") == {"t": GHP}
 
 
 def test_an_unknown_or_foreign_handle_is_refused(redactor: Redactor) -> None:
-    github = next(HANDLE.finditer(redactor.redact_text(ENV, "alice"))).group(0)
+    github = next(HANDLE.finditer(redactor.redact_text(ENV, "alice", "s"))).group(0)
     with pytest.raises(UnknownSecretError, match="another token"):
-        redactor.substitute({"t": github}, "bob")
+        redactor.substitute({"t": github}, "bob", "s")
     with pytest.raises(UnknownSecretError, match="secret:zzzzzzzz"):
-        redactor.substitute({"t": "⟦secret:zzzzzzzz github-token⟧"}, "alice")
+        redactor.substitute({"t": "⟦secret:zzzzzzzz github-token⟧"}, "alice", "s")

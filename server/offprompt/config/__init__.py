@@ -225,6 +225,8 @@ class _ServerBase(BaseModel):
     roots: list[str] = Field(default_factory=list)  # roots/list for clients that send none (paths or URIs)
     prefix: bool = True  # False: its tools, prompts and resources keep their own names (no `{server}__`)
     per_session: bool = False  # True: over HTTP, a process of its own for each client session
+    #: Other servers that may receive this server's secrets (their handles' values) and sensitive outputs.
+    share_with: list[str] = Field(default_factory=list)
 
     def policy_for(self, tool_name: str) -> OffPrompt:
         """The tool's own `off_prompt` if set, else the server's."""

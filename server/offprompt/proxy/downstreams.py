@@ -37,7 +37,7 @@ from offprompt.logs import keep_message_content_out_of_logs
 from offprompt.proxy.client_features import Callers, ClientChannel, ClientSession
 from offprompt.proxy.intent import with_intent
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
-from offprompt.proxy.stdio_session import RawProgress, StdioSession
+from offprompt.proxy.stdio_session import RawProgress, StdioSession, connection_closed
 from offprompt.proxy.tasks import TaskBook, TaskRecord
 
 logger = logging.getLogger(__name__)
@@ -310,8 +310,8 @@ class Downstream:
                 "Try again, or raise timeout_seconds for this server in the offprompt config."
             ) from None
         except MCPError as exc:
-            if exc.code != mt.CONNECTION_CLOSED:
-                raise  # the server answered with a protocol error: it is alive
+            if not connection_closed(exc, session):
+                raise  # the server answered with a protocol error (-32000 included): it is alive
             self.stop()
             raise DownstreamUnavailableError(
                 f'MCP server "{self.name}" stopped during the call ({exc.message}). '
@@ -699,6 +699,14 @@ class Proxy:
             await (session.subscribe_resource(uri) if subscribe else session.unsubscribe_resource(uri))
             return downstream.name
         raise MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
+
+    def sharing(self) -> dict[str, frozenset[str]]:
+        """Each server's `share_with`: the other servers its secrets' values and sensitive outputs may go to."""
+        return {name: frozenset(d.config.share_with) for name, d in self.downstreams.items() if d.config.share_with}
+
+    def resource_server(self, uri: str) -> str:
+        """The server that listed `uri`, or "" when none did."""
+        return self._resource_owner.get(uri, "")
 
     def server_secrets(self, server: str) -> SecretsMode:
         """The server's own `secrets`, for what is not a tool's: its resources and prompts."""

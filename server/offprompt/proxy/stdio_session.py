@@ -41,6 +41,23 @@ RequestHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 Process = asyncio.subprocess.Process
 
 
+class ConnectionClosedError(MCPError):
+    """The server's pipes closed (it exited, or offprompt stopped it): the SDK's CONNECTION_CLOSED code, raised by
+    this session alone. A server's own error answer with code -32000, the usual generic server error, is a plain
+    `MCPError`: the server is alive and said something."""
+
+    def __init__(self, reason: str = "Connection closed") -> None:
+        super().__init__(mt.CONNECTION_CLOSED, reason)
+
+
+def connection_closed(exc: MCPError, session: object) -> bool:
+    """Whether `exc`, raised by `session`, says the connection closed rather than carrying the server's answer.
+    The SDK's sessions (HTTP and SSE downstreams) raise CONNECTION_CLOSED with exactly this message and no data."""
+    if isinstance(session, StdioSession) or isinstance(exc, ConnectionClosedError):
+        return isinstance(exc, ConnectionClosedError)
+    return exc.code == mt.CONNECTION_CLOSED and exc.message == "Connection closed" and exc.error.data is None
+
+
 class _Pending:
     __slots__ = ("done", "error", "result")
 
@@ -118,7 +135,7 @@ class StdioSession:
             "set OFFPROMPT_MAX_LINE_BYTES to allow longer ones"
         )
         logger.error("a downstream server: %s; stopping it", reason)
-        self._fail(MCPError(mt.CONNECTION_CLOSED, reason), reason)
+        self._fail(ConnectionClosedError(reason), reason)
         with contextlib.suppress(ProcessLookupError):
             self._process.kill()
 
@@ -134,7 +151,7 @@ class StdioSession:
         for pending in self._pending.values():
             if not pending.done.is_set():
                 self.failed_requests += 1
-                pending.error = MCPError(mt.CONNECTION_CLOSED, reason)
+                pending.error = ConnectionClosedError(reason)
                 pending.done.set()
 
     async def _dispatch(self, line: bytes) -> None:
@@ -202,7 +219,7 @@ class StdioSession:
     ) -> dict[str, Any]:
         """Send a request and wait for its result, as the server wrote it."""
         if self._closed is not None:
-            raise MCPError(mt.CONNECTION_CLOSED, "Connection closed")
+            raise ConnectionClosedError()
         request_id = next(self._ids)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         params = dict(params or {})
@@ -224,7 +241,7 @@ class StdioSession:
                 await self._cancel(request_id)
             raise
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            raise MCPError(mt.CONNECTION_CLOSED, "Connection closed") from None
+            raise ConnectionClosedError() from None
         finally:
             del self._pending[request_id]
             if token is not None:

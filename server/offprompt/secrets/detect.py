@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import mcp_types as mt
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
+from pydantic import BaseModel
 
 __all__ = ["Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
 
@@ -394,19 +394,11 @@ def may_hold_secret(data: bytes | str) -> bool:
     return bool(_AUTOMATON.find_matches_as_indexes(data.lower()))
 
 
-def may_hold_secret_in(result: mt.CallToolResult) -> bool:
-    """The prefilter over a result's texts: False means `Redactor.redact_result` would change nothing. Here, next
-    to `may_hold_secret`, so the result boundary asks it in one call."""
-    for block in result.content:
-        if isinstance(block, mt.TextContent) and may_hold_secret(block.text):
-            return True
-        if (
-            isinstance(block, mt.EmbeddedResource)
-            and isinstance(block.resource, mt.TextResourceContents)
-            and may_hold_secret(block.resource.text)
-        ):
-            return True
-    return json_may_hold_secret(result.structured_content)
+def may_hold_secret_in(result: BaseModel) -> bool:
+    """The prefilter over every string of a protocol result (texts, URIs, names, `_meta`, structured content):
+    False means `Redactor.redact_result` would change nothing. Here, next to `may_hold_secret`, so the result
+    boundary asks it in one call."""
+    return may_hold_secret(result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True))
 
 
 def json_may_hold_secret(value: Any) -> bool:

@@ -1,52 +1,73 @@
 """Secrets out of results, handles back into arguments: the two directions of one table.
 
-`Redactor.redact_result` (a `CallToolResult`) and `Redactor.redact_wire` (the same as JSON, for the fast lane)
-replace each secret in text blocks, text resources and structured content by its handle; binaries are left
-alone. `redact_resource`, `redact_prompt` and `redact_error` do the same to a proxied resource's text contents, a
-proxied prompt's messages and a downstream's protocol error. `Redactor.substitute` puts the values back into a
-proxied call's arguments. The table opens on first use, so a server that never meets a secret never creates it.
+`Redactor.redact_wire` walks a protocol result as JSON (a tool result, a read resource, a prompt) and replaces
+each secret in every string a model may be shown by its handle: texts, URIs (the handle percent-encoded there,
+so the URI stays valid), names, titles, descriptions, annotations, `_meta` and structured content. Binaries
+(`data` of an image or audio block, a resource's `blob`), the protocol's own `_meta` keys and offprompt's own
+`memory://` links are left alone. `redact_result`, `redact_resource`, `redact_prompt` and `redact_error` do the
+same to the SDK's models. `Redactor.substitute` puts the values back into a proxied call's arguments, for a
+server that may receive them: one whose output held the value, or one its `share_with` names. The table opens
+on first use, so a server that never meets a secret never creates it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import quote
 
 import mcp_types as mt
+from pydantic import BaseModel
 
-from offprompt.errors import UnknownSecretError
+from offprompt.errors import SecretNotSharedError, UnknownSecretError
 from offprompt.secrets.detect import find_secrets
-from offprompt.secrets.vault import HANDLE, SecretVault
+from offprompt.secrets.vault import HANDLE, QUOTED_HANDLE, Secret, SecretVault
 
-__all__ = ["HANDLE_MARK", "VAULT_FILE", "Redactor"]
+__all__ = ["HANDLE_MARK", "VAULT_FILE", "Redactor", "holds_handle"]
 
 logger = logging.getLogger(__name__)
+M = TypeVar("M", bound=BaseModel)
 
-#: Every handle starts with this; a string without it needs no substitution.
+#: Every handle starts with this; a string without it (or its percent-encoded form) needs no substitution.
 HANDLE_MARK = "⟦secret:"
+_QUOTED_MARK = "%E2%9F%A6SECRET%3A"
 
-
-#: A resource's contents, read or embedded in a result or a prompt.
-Contents = mt.TextResourceContents | mt.BlobResourceContents
+#: `_meta` keys of the protocol and of offprompt's own answers: never a downstream's secret, and rewriting them
+#: would break what they point to.
+PROTOCOL_META = frozenset({"progressToken", "io.modelcontextprotocol/related-task", "offprompt"})
+#: offprompt's own links (`memory://{memory_name}/{namespace}`).
+OWN_URI = "memory://"
+_BINARY_BLOCKS = frozenset({"image", "audio"})
 
 #: The secrets table's file in a memory's directory.
 VAULT_FILE = "secrets.sqlite3"
+
+
+def holds_handle(text: str) -> bool:
+    """Whether `text` may hold a handle, as written or percent-encoded in a URI."""
+    return HANDLE_MARK in text or ("%" in text and _QUOTED_MARK in text.upper())
 
 
 class Redactor:
     """Redacts results and substitutes handles for one memory's secrets table.
 
     `directory` is where the table lives (`secrets.sqlite3`), or a function giving it on first use (the memory
-    of `offprompt.wrap` opens late); None keeps the table in this process only.
+    of `offprompt.wrap` opens late); None keeps the table in this process only. `sharing` maps a server to the
+    servers its `share_with` names: they may receive the values of its handles too.
     """
 
-    def __init__(self, directory: Path | Callable[[], Path | None] | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path | Callable[[], Path | None] | None = None,
+        sharing: Mapping[str, Collection[str]] | None = None,
+    ) -> None:
         self._directory = directory
         self._vault: SecretVault | None = None
         self._open_lock = threading.Lock()
+        self.sharing: Mapping[str, Collection[str]] = sharing or {}
 
     @property
     def vault(self) -> SecretVault:
@@ -62,143 +83,149 @@ class Redactor:
 
     # -- results -> handles ---------------------------------------------------------------------------------
 
-    def redact_text(self, text: str, owner: str) -> str:
-        """`text` with every secret replaced by its handle (the same text when it holds none)."""
+    def redact_text(self, text: str, owner: str, server: str, *, in_uri: bool = False) -> str:
+        """`text` with every secret replaced by its handle (the same text when it holds none); `server` produced
+        it. `in_uri`: the handles go in percent-encoded."""
         findings = find_secrets(text)
         if not findings:
             return text
         parts: list[str] = []
         at = 0
         for finding in findings:
-            parts += [text[at : finding.start], self.vault.handle(finding.value, finding.kind, owner)]
+            handle = self.vault.handle(finding.value, finding.kind, owner, server)
+            parts += [text[at : finding.start], quote(handle, safe="") if in_uri else handle]
             at = finding.end
         parts.append(text[at:])
         logger.info("replaced %d secret(s) by handles: %s", len(findings), ", ".join(f.kind for f in findings))
         return "".join(parts)
 
-    def redact_json(self, value: Any, owner: str) -> Any:
+    def redact_json(self, value: Any, owner: str, server: str) -> Any:
         """Every string in a JSON value redacted; the very same object when nothing changed."""
         if isinstance(value, str):
-            return self.redact_text(value, owner)
+            return self.redact_text(value, owner, server)
         if isinstance(value, dict):
-            items = {key: self.redact_json(item, owner) for key, item in value.items()}
+            items = {key: self.redact_json(item, owner, server) for key, item in value.items()}
             return value if all(items[key] is value[key] for key in value) else items
         if isinstance(value, list):
-            redacted = [self.redact_json(item, owner) for item in value]
+            redacted = [self.redact_json(item, owner, server) for item in value]
             return value if all(a is b for a, b in zip(redacted, value, strict=True)) else redacted
         return value
 
-    def redact_result(self, result: mt.CallToolResult, owner: str) -> mt.CallToolResult:
+    def redact_wire(self, raw: dict[str, Any], owner: str, server: str) -> dict[str, Any]:
+        """A protocol result as JSON (a tool result, a read resource, a prompt, an error's data) with every string
+        a model may see redacted; `raw` itself when unchanged."""
+        redacted: dict[str, Any] = self._protocol(raw, owner, server, None)
+        return redacted
+
+    def _protocol(self, value: Any, owner: str, server: str, key: str | None) -> Any:
+        """One value of a protocol message: its own fields by their meaning, a payload (structured content, a
+        server's own `_meta` keys) as plain JSON."""
+        if isinstance(value, str):
+            if key == "uri":
+                return value if value.startswith(OWN_URI) else self.redact_text(value, owner, server, in_uri=True)
+            return self.redact_text(value, owner, server)
+        if isinstance(value, list):
+            items = [self._protocol(item, owner, server, key) for item in value]
+            return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        if not isinstance(value, dict):
+            return value
+        binary = value.get("type") in _BINARY_BLOCKS
+        out: dict[str, Any] = {}
+        for name, item in value.items():
+            if name == "blob" or (binary and name == "data"):
+                out[name] = item  # base64: no text to read a secret from
+            elif name == "structuredContent":
+                out[name] = self.redact_json(item, owner, server)
+            elif name == "_meta" and isinstance(item, dict):
+                out[name] = self._meta(item, owner, server)
+            else:
+                out[name] = self._protocol(item, owner, server, name)
+        return value if all(out[name] is value[name] for name in value) else out
+
+    def _meta(self, meta: dict[str, Any], owner: str, server: str) -> dict[str, Any]:
+        out = {
+            key: item if key in PROTOCOL_META else self.redact_json(item, owner, server) for key, item in meta.items()
+        }
+        return meta if all(out[key] is meta[key] for key in meta) else out
+
+    def _redact_model(self, model: M, owner: str, server: str) -> M:
+        dumped = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+        redacted = self.redact_wire(dumped, owner, server)
+        return model if redacted is dumped else type(model).model_validate(redacted)
+
+    def redact_result(self, result: mt.CallToolResult, owner: str, server: str) -> mt.CallToolResult:
         """The result with its secrets replaced by handles; the very same object when it holds none."""
-        content = [self._redact_block(block, owner) for block in result.content]
-        structured = self.redact_json(result.structured_content, owner)
-        if structured is result.structured_content and all(
-            a is b for a, b in zip(content, result.content, strict=True)
-        ):
-            return result
-        return result.model_copy(update={"content": content, "structured_content": structured})
+        return self._redact_model(result, owner, server)
 
-    def _redact_block(self, block: mt.ContentBlock, owner: str) -> mt.ContentBlock:
-        if isinstance(block, mt.TextContent):
-            text = self.redact_text(block.text, owner)
-            return block if text is block.text else block.model_copy(update={"text": text})
-        if isinstance(block, mt.EmbeddedResource):
-            resource = self._redact_contents(block.resource, owner)
-            return block if resource is block.resource else block.model_copy(update={"resource": resource})
-        return block  # images, audio, links: no text to read a secret from
+    def redact_resource(self, result: mt.ReadResourceResult, owner: str, server: str) -> mt.ReadResourceResult:
+        """A proxied resource as read, every string of it redacted; the very same object when it holds none."""
+        return self._redact_model(result, owner, server)
 
-    def _redact_contents(self, contents: Contents, owner: str) -> Contents:
-        if isinstance(contents, mt.TextResourceContents):
-            text = self.redact_text(contents.text, owner)
-            return contents if text is contents.text else contents.model_copy(update={"text": text})
-        return contents  # a blob
+    def redact_prompt(self, result: mt.GetPromptResult, owner: str, server: str) -> mt.GetPromptResult:
+        """A proxied prompt, every string of its messages redacted; the very same object when it holds none."""
+        return self._redact_model(result, owner, server)
 
-    def redact_resource(self, result: mt.ReadResourceResult, owner: str) -> mt.ReadResourceResult:
-        """A proxied resource as read, its text contents redacted; the very same object when it holds none."""
-        contents = [self._redact_contents(item, owner) for item in result.contents]
-        if all(a is b for a, b in zip(contents, result.contents, strict=True)):
-            return result
-        return result.model_copy(update={"contents": contents})
-
-    def redact_prompt(self, result: mt.GetPromptResult, owner: str) -> mt.GetPromptResult:
-        """A proxied prompt, the text of its messages redacted; the very same object when it holds none."""
-        messages = [self._redact_message(message, owner) for message in result.messages]
-        if all(a is b for a, b in zip(messages, result.messages, strict=True)):
-            return result
-        return result.model_copy(update={"messages": messages})
-
-    def _redact_message(self, message: mt.PromptMessage, owner: str) -> mt.PromptMessage:
-        content = self._redact_block(message.content, owner)
-        return message if content is message.content else message.model_copy(update={"content": content})
-
-    def redact_error(self, error: mt.ErrorData, owner: str) -> mt.ErrorData:
+    def redact_error(self, error: mt.ErrorData, owner: str, server: str) -> mt.ErrorData:
         """A downstream's protocol error, its message and data redacted; the very same object when unchanged."""
-        message = self.redact_text(error.message, owner)
-        data = self.redact_json(error.data, owner)
+        message = self.redact_text(error.message, owner, server)
+        data = self.redact_json(error.data, owner, server)
         if message is error.message and data is error.data:
             return error
         return error.model_copy(update={"message": message, "data": data})
 
-    def redact_wire(self, raw: dict[str, Any], owner: str) -> dict[str, Any]:
-        """`redact_result` on a result as JSON (`content`, `structuredContent`); `raw` itself when unchanged."""
-        update: dict[str, Any] = {}
-        content = raw.get("content")
-        if isinstance(content, list):
-            blocks = [self._redact_wire_block(block, owner) for block in content]
-            if any(a is not b for a, b in zip(blocks, content, strict=True)):
-                update["content"] = blocks
-        if "structuredContent" in raw:
-            structured = self.redact_json(raw["structuredContent"], owner)
-            if structured is not raw["structuredContent"]:
-                update["structuredContent"] = structured
-        return {**raw, **update} if update else raw
-
-    def _redact_wire_block(self, block: Any, owner: str) -> Any:
-        if not isinstance(block, dict):
-            return block
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            text = self.redact_text(block["text"], owner)
-            return block if text is block["text"] else {**block, "text": text}
-        resource = block.get("resource")
-        if block.get("type") == "resource" and isinstance(resource, dict) and isinstance(resource.get("text"), str):
-            text = self.redact_text(resource["text"], owner)
-            return block if text is resource["text"] else {**block, "resource": {**resource, "text": text}}
-        return block
-
     # -- handles -> values ----------------------------------------------------------------------------------
 
-    def substitute(self, arguments: Mapping[str, Any] | None, owner: str) -> dict[str, Any] | None:
-        """The arguments with every handle replaced by its value, for forwarding only (never log or store them).
+    def substitute(self, arguments: Mapping[str, Any] | None, owner: str, server: str) -> dict[str, Any] | None:
+        """The arguments for a call to `server` with every handle replaced by its value, for forwarding only
+        (never log or store them).
 
-        Raises `UnknownSecretError` when a handle is not one of `owner`'s: the call must not go out with it.
+        Raises `UnknownSecretError` when a handle is not one of `owner`'s, and `SecretNotSharedError` when its
+        value may not go to `server`: the call must not go out with it.
         """
         if arguments is None:
             return None
-        return {key: self._substitute(value, owner) for key, value in arguments.items()}
+        return {key: self._substitute(value, owner, server) for key, value in arguments.items()}
 
-    def _substitute(self, value: Any, owner: str) -> Any:
+    def _substitute(self, value: Any, owner: str, server: str) -> Any:
         if isinstance(value, str):
-            return self._substitute_text(value, owner) if HANDLE_MARK in value else value
+            return self._substitute_text(value, owner, server) if holds_handle(value) else value
         if isinstance(value, dict):
-            return {key: self._substitute(item, owner) for key, item in value.items()}
+            return {key: self._substitute(item, owner, server) for key, item in value.items()}
         if isinstance(value, list):
-            return [self._substitute(item, owner) for item in value]
+            return [self._substitute(item, owner, server) for item in value]
         return value
 
-    def _substitute_text(self, text: str, owner: str) -> str:
+    def may_receive(self, secret: Secret, server: str) -> bool:
+        """Whether `server` may get this value: its output held it, or a server whose output did shares with it."""
+        return server in secret.servers or any(server in self.sharing.get(p, ()) for p in secret.servers)
+
+    def _substitute_text(self, text: str, owner: str, server: str) -> str:
         unknown: list[str] = []
+        withheld: list[tuple[str, Secret]] = []
 
         def value_of(match: Any) -> str:
-            value = self.vault.reveal(match.group("id"), owner)
-            if value is None:
+            secret = self.vault.reveal(match.group("id"), owner)
+            if secret is None:
                 unknown.append(match.group(0))
                 return ""
-            return value
+            if not self.may_receive(secret, server):
+                withheld.append((match.group(0), secret))
+                return ""
+            return secret.value
 
-        replaced = HANDLE.sub(value_of, text)
+        replaced = QUOTED_HANDLE.sub(value_of, HANDLE.sub(value_of, text))
         if unknown:
             raise UnknownSecretError(
                 f"{', '.join(unknown)} is not a secret handle this caller received (unknown, or given to another "
                 "token), so the call was not sent. Pass a handle from a result you received, or ask the user."
+            )
+        if withheld:
+            handle, secret = withheld[0]
+            producers = " and ".join(f'"{name}"' for name in sorted(secret.servers)) or "no server"
+            first = min(secret.servers) if secret.servers else "the server it came from"
+            raise SecretNotSharedError(
+                f"{handle} holds a secret from MCP server {producers}, which does not share its secrets with "
+                f'"{server}", so the call was not sent. If "{server}" should receive it, add "share_with": '
+                f'["{server}"] to the server "{first}" in the offprompt config.'
             )
         return replaced

@@ -2,7 +2,8 @@
 
 The values live only here: a SQLite file readable by its user alone (0600), beside the memory's catalog. They
 are never indexed, logged or put in a reference. The same value for the same owner always gets the same
-handle, so a secret that shows up twice reads as one.
+handle, so a secret that shows up twice reads as one. Beside each handle the table keeps the servers whose
+output held the value: a handle goes back only to those (and to whom their `share_with` names).
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ import secrets
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["HANDLE", "SecretVault", "handle_text"]
+__all__ = ["HANDLE", "QUOTED_HANDLE", "Secret", "SecretVault", "handle_text"]
 
 #: A handle as the model sees it; the kind is a hint for the model and optional when it is passed back.
 HANDLE = re.compile(r"⟦secret:(?P<id>[a-z0-9]{4,16})(?: [a-z0-9-]{1,40})?⟧")
+#: A handle as it sits in a URI, percent-encoded so the URI stays valid (`%E2%9F%A6secret%3A...%E2%9F%A7`).
+QUOTED_HANDLE = re.compile(r"%E2%9F%A6secret%3A(?P<id>[a-z0-9]{4,16})(?:%20[a-z0-9-]{1,40})?%E2%9F%A7", re.IGNORECASE)
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 _ID_LENGTH = 10  # 51 bits: unguessable within one owner, short in the prompt
 
@@ -32,8 +36,21 @@ CREATE TABLE IF NOT EXISTS secrets (
     value TEXT NOT NULL,
     created REAL NOT NULL,
     UNIQUE (owner, digest)
+);
+CREATE TABLE IF NOT EXISTS producers (
+    id TEXT NOT NULL,
+    server TEXT NOT NULL,
+    PRIMARY KEY (id, server)
 )
 """
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    """A value behind a handle, and the servers whose output held it."""
+
+    value: str
+    servers: frozenset[str]
 
 
 def handle_text(secret_id: str, kind: str) -> str:
@@ -55,35 +72,46 @@ class SecretVault:
         self._lock = threading.Lock()
         with self._lock, self._db:
             self._db.execute("PRAGMA journal_mode=DELETE")  # no -wal file left readable beside it
-            self._db.execute(_SCHEMA)
+            self._db.executescript(_SCHEMA)
 
-    def handle(self, value: str, kind: str, owner: str) -> str:
-        """The handle of `value` for `owner`: the one it already has, or a new one."""
+    def handle(self, value: str, kind: str, owner: str, server: str) -> str:
+        """The handle of `value` for `owner`: the one it already has, or a new one; `server` (whose output held
+        it) is noted as one the value may go back to."""
         digest = hashlib.sha256(f"{owner}\0{value}".encode("utf-8", "surrogatepass")).hexdigest()
         with self._lock, self._db:
             row = self._db.execute(
                 "SELECT id, kind FROM secrets WHERE owner = ? AND digest = ?", (owner, digest)
             ).fetchone()
             if row is not None:
-                return handle_text(row[0], row[1])
-            while True:
-                secret_id = "".join(secrets.choice(_ALPHABET) for _ in range(_ID_LENGTH))
-                try:
-                    self._db.execute(
-                        "INSERT INTO secrets (id, owner, digest, kind, value, created) VALUES (?, ?, ?, ?, ?, ?)",
-                        (secret_id, owner, digest, kind, value, time.time()),
-                    )
-                except sqlite3.IntegrityError:
-                    continue  # that id is taken (by anyone): draw again
-                return handle_text(secret_id, kind)
+                secret_id, kind = row[0], row[1]
+            else:
+                secret_id = self._insert(owner, digest, kind, value)
+            self._db.execute("INSERT OR IGNORE INTO producers (id, server) VALUES (?, ?)", (secret_id, server))
+            return handle_text(secret_id, kind)
 
-    def reveal(self, secret_id: str, owner: str) -> str | None:
-        """The value behind an id, or None when there is none for this owner (unknown, or someone else's)."""
+    def _insert(self, owner: str, digest: str, kind: str, value: str) -> str:
+        while True:
+            secret_id = "".join(secrets.choice(_ALPHABET) for _ in range(_ID_LENGTH))
+            try:
+                self._db.execute(
+                    "INSERT INTO secrets (id, owner, digest, kind, value, created) VALUES (?, ?, ?, ?, ?, ?)",
+                    (secret_id, owner, digest, kind, value, time.time()),
+                )
+            except sqlite3.IntegrityError:
+                continue  # that id is taken (by anyone): draw again
+            return secret_id
+
+    def reveal(self, secret_id: str, owner: str) -> Secret | None:
+        """The value behind an id and the servers that produced it, or None when there is none for this owner
+        (unknown, or someone else's)."""
         with self._lock:
             row = self._db.execute(
                 "SELECT value FROM secrets WHERE id = ? AND owner = ?", (secret_id, owner)
             ).fetchone()
-        return None if row is None else str(row[0])
+            if row is None:
+                return None
+            servers = self._db.execute("SELECT server FROM producers WHERE id = ?", (secret_id,)).fetchall()
+        return Secret(str(row[0]), frozenset(str(server) for (server,) in servers))
 
     def close(self) -> None:
         with self._lock:

@@ -161,7 +161,8 @@ def build_server(
     """The MCP server: the memory tools and `memory://` resources, plus the proxied tools of `proxy`, whose
     results go through `results` (one built from `settings` when not given)."""
     settings = settings or OffpromptSettings()
-    results = results or ResultBoundary(memory, ResultSettings.of(settings))
+    sharing = proxy.sharing() if proxy is not None else None
+    results = results or ResultBoundary(memory, ResultSettings.of(settings), sharing=sharing)
     # The connections of 2025-era clients, to tell them of changed lists later. Weak: a connection that closed
     # is gone (a registry whose values referred back to their keys kept every connection, ~20 MiB a 1,000).
     connections: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -293,9 +294,9 @@ def build_server(
             owner = owner_of(ctx) or ""
             try:
                 server, result = await proxy.read_resource(uri)
-            except MCPError as exc:
-                raise await results.error(exc, owner) from None
-            return await results.resource(result, owner, proxy.server_secrets(server))
+            except MCPError as exc:  # its handles go back to no server: which one answered is not known here
+                raise await results.error(exc, owner, "redact", proxy.resource_server(uri)) from None
+            return await results.resource(result, owner, proxy.server_secrets(server), server)
         try:
             over_http = isinstance(ctx.request, Request)
             return await anyio.to_thread.run_sync(_read_memory_uri, memory, uri, owner_of(ctx), over_http)
@@ -315,9 +316,9 @@ def build_server(
             raise MCPError(
                 mt.INVALID_PARAMS, f"Unknown prompt: {params.name}. Call prompts/list to see them."
             ) from None
-        except MCPError as exc:
-            raise await results.error(exc, owner) from None
-        return await results.prompt(result, owner, proxy.server_secrets(server))
+        except MCPError as exc:  # its handles go back to no server: which one answered is not known here
+            raise await results.error(exc, owner, "redact", "") from None
+        return await results.prompt(result, owner, proxy.server_secrets(server), server)
 
     async def set_logging_level(ctx: Ctx, params: mt.SetLevelRequestParams) -> mt.EmptyResult:
         remember(ctx)
