@@ -39,3 +39,36 @@ def loads(data: bytes | str) -> Any:
         return json.loads(data)
     except RecursionError:  # orjson stops at depth 1024; the standard library runs out of stack
         raise ValueError("JSON nested too deeply (more than 1024 levels)") from None
+
+
+INVALID_REQUEST = -32600
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def invalid_message(message: Any) -> str | None:
+    """Why `message` is not a JSON-RPC 2.0 request, notification or response, or None when it is one. (MCP has no
+    batches: a list is invalid too.)"""
+    if not isinstance(message, dict):
+        return f"a message is a JSON object, not {type(message).__name__ if message is not None else 'null'}"
+    if message.get("jsonrpc") != "2.0":
+        return 'a message must say "jsonrpc": "2.0"'
+    if "id" in message and not _is_id(message["id"]) and not (message["id"] is None and "method" not in message):
+        return "an id is a string or an integer"
+    if "method" in message:
+        return None if isinstance(message["method"], str) else "a method is a string"
+    if "result" in message or "error" in message:
+        return None
+    return "a message needs a method (a request or notification) or a result or error (a response)"
+
+
+def invalid_request(message: Any) -> dict[str, Any] | None:
+    """The -32600 answer to an invalid message (its id when it has a usable one), or None for a valid one."""
+    problem = invalid_message(message)
+    if problem is None:
+        return None
+    request_id = message.get("id") if isinstance(message, dict) and _is_id(message.get("id")) else None
+    error = {"code": INVALID_REQUEST, "message": f"Invalid Request: {problem}"}
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}

@@ -107,6 +107,27 @@ def _stored_error(site: CallSite, reference: mt.CallToolResult) -> mt.CallToolRe
     return reference.model_copy(update={"content": [said, *reference.content], "is_error": True})
 
 
+#: Each content block type, and the fields it must have: the fast lane's check before relaying bytes unread.
+_BLOCK_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
+    "text": (("text", str),),
+    "image": (("data", str), ("mimeType", str)),
+    "audio": (("data", str), ("mimeType", str)),
+    "resource": (("resource", dict),),
+    "resource_link": (("uri", str), ("name", str)),
+}
+
+
+def _blocks_well_formed(content: Any) -> bool:
+    """Whether every content block has an MCP type and its fields (a client could not read it otherwise)."""
+    if not isinstance(content, list):
+        return False
+    for block in content:
+        fields = _BLOCK_FIELDS.get(str(block.get("type"))) if isinstance(block, dict) else None
+        if fields is None or not all(isinstance(block.get(name), kind) for name, kind in fields):
+            return False
+    return True
+
+
 def _error_as_result(exc: MCPError) -> mt.CallToolResult:
     """A downstream's protocol error as an `isError` result, to be stored like a sensitive tool's results."""
     text = f"JSON-RPC error {exc.code}: {exc.message}"
@@ -210,6 +231,8 @@ class ResultBoundary:
             return result_json(await self.settle(site, raw))
         if not isinstance(raw, dict):
             return result_json(error_result(f"{site.source} answered with a result that is not an object."))
+        if not _blocks_well_formed(raw.get("content")):
+            mt.CallToolResult.model_validate(raw)  # raises what is wrong, as the SDK path says it
         body = dumps(raw)
         if passes_by_size(site.mode, raw.get("isError") is True, len(body), self.settings.thresholds):
             if site.secrets == "pass" or not may_hold_secret(body):

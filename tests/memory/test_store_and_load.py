@@ -44,6 +44,16 @@ def test_a_structured_copy_counts_once_and_base64_json_counts_none(memory: TaskM
     assert "a copy of" not in binary.summary()
 
 
+def test_structured_content_holding_a_json_text_as_a_string_counts_once(memory: TaskMemory) -> None:
+    """server-filesystem's read_text_file on a .json file: the text, and `{"content": text}` beside it."""
+    text = json.dumps([{"number": i, "title": f"issue {i}", "labels": ["bug"]} for i in range(200)], indent=2)
+    read = mt.CallToolResult(content=[mt.TextContent(text=text)], structured_content={"content": text})
+    reference = memory.store(from_result(read), tool="fs.read_text_file")
+    assert "item 1: json, a copy of item 0" in reference.summary()
+    assert reference.record.tokens == count_tokens(text)
+    assert reference.distinct_tokens == count_tokens(text)
+
+
 def test_the_preview_is_the_first_tokens_or_nothing(memory: TaskMemory) -> None:
     text = "".join(f"line {i}\n" for i in range(500))
     artifacts = from_result(mt.CallToolResult(content=[mt.TextContent(text=text)]))

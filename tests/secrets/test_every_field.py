@@ -181,3 +181,13 @@ async def test_share_with_lets_a_servers_handles_go_to_the_servers_it_names(path
         sent = await call("other__echo", {"text": f"key {match.group(0)}"})
     assert not sent.is_error
     assert recorded(tmp_path / "other.jsonl")[-1] == {"tool": "echo", "arguments": {"text": f"key {AWS_KEY}"}}
+
+
+@PATHS
+async def test_content_blocks_of_no_mcp_shape_become_a_clear_error(path: str, tmp_path: Path) -> None:
+    async with proxied(path, tmp_path, servers(tmp_path)) as call:
+        answer = await call("evil__weird", {})
+    assert answer.is_error
+    said = answer.content[0]
+    assert isinstance(said, mt.TextContent)
+    assert said.text.startswith("evil.weird answered with a malformed tool result (content.0")

@@ -110,6 +110,36 @@ def test_malformed_calls_get_answers_and_the_server_stays_up(tmp_path: Path) -> 
     assert line.close() == 0
 
 
+@pytest.mark.parametrize(
+    ("line", "answer_id"),
+    [
+        ("null", None),
+        ("[]", None),
+        ('"tools/list"', None),
+        ("7", None),
+        ('{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', None),
+        ('{"jsonrpc": "2.0", "id": {"n": 1}, "method": "tools/list"}', None),
+        ('{"jsonrpc": "2.0", "id": true, "method": "tools/list"}', None),
+        ('{"jsonrpc": "1.0", "id": 9, "method": "tools/list"}', 9),
+        ('{"id": 9, "method": "tools/list"}', 9),
+        ('{"jsonrpc": "2.0", "id": 9, "method": 5}', 9),
+        ('{"jsonrpc": "2.0", "id": 9}', 9),
+    ],
+)
+def test_an_invalid_request_gets_invalid_request_and_the_next_one_an_answer(
+    tmp_path: Path, line: str, answer_id: Any
+) -> None:
+    client = Line(tmp_path, counters={})
+    client.send(line)
+    answered = client.receive()
+    assert answered["id"] == answer_id
+    assert answered["error"]["code"] == -32600
+    assert "Invalid Request" in answered["error"]["message"]
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert "result" in client.receive()
+    assert client.close() == 0
+
+
 def test_a_crash_mid_call_fails_that_call_only(tmp_path: Path) -> None:
     line = Line(tmp_path)
     crashed = line.call(1, "counter__crash", {})

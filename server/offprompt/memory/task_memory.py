@@ -764,6 +764,8 @@ def _copy_of(artifact: Artifact, earlier: Sequence[Artifact]) -> int | None:
             return position
         if type(other) is TextArtifact and other.value in strings:
             return position
+        if isinstance(other, JsonArtifact) and other.text in strings:  # a JSON text, quoted whole as a string
+            return position
     if payloads and _mostly_base64(artifact):
         # `{"content": [{"type": "image", "data": …}]}` beside the image block itself (server-filesystem's
         # read_media_file): a copy of the blob items, once they are all there.

@@ -19,7 +19,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from offprompt.jsonrpc import MAX_LINE_BYTES, PARSE_ERROR, dumps, loads
+from offprompt.jsonrpc import MAX_LINE_BYTES, PARSE_ERROR, dumps, invalid_request, loads
 from offprompt.serve.client_channels import StdioClient
 from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
 
@@ -174,6 +174,9 @@ class _Connection:
                 message = loads(line)
             except ValueError as exc:
                 await self.parse_error(str(exc))
+                continue
+            if (refusal := invalid_request(message)) is not None:
+                await self.write(refusal)  # JSON-RPC's -32600: the SDK would drop it without an answer
                 continue
             if (
                 isinstance(message, dict)
