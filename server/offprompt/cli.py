@@ -9,14 +9,12 @@ import signal
 import socket
 import sys
 import tempfile
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 
-from offprompt import tokens
 from offprompt._version import __version__
 from offprompt.commands import parsers
 from offprompt.commands.common import memory_settings
@@ -89,6 +87,7 @@ async def _serve(
     listener: socket.socket | None,
 ) -> None:
     from offprompt.proxy.downstreams import Proxy
+    from offprompt.proxy.list_cache import ListCache
     from offprompt.results import ResultBoundary, ResultSettings
     from offprompt.serve.app import build_server
     from offprompt.serve.fastlane import FastLane
@@ -104,9 +103,10 @@ async def _serve(
         places=places,
         intent=settings.intent,
         tool_places=tool_places(config),
+        cache=ListCache.default(),
     )
-    # The tokenizer tables load in the background: start-up stays quick, the first large result doesn't wait.
-    threading.Thread(target=tokens.warm_up, name="offprompt-warm-up", daemon=True).start()
+    # No warm-up here: the tokenizer tables (~80 MB) load with the first result that needs counting, so a client
+    # that only lists tools, or whose results all pass by size, never pays for them.
     async with proxy.running():
         results = ResultBoundary(memory, ResultSettings.of(settings), sharing=proxy.sharing())  # both paths
         server = build_server(memory, proxy, settings, results)

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+from tests.support import REPO, offprompt_command, subprocess_env
+
+COUNTER = str(REPO / "tests" / "servers" / "counter.py")
+INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
 
 
 def test_serve_imports_none_of_the_command_modules() -> None:
@@ -14,3 +22,45 @@ def test_serve_imports_none_of_the_command_modules() -> None:
     assert "offprompt.commands.parsers" in imported  # the arguments only: standard library
     heavy = {"offprompt.commands.memory", "offprompt.commands.stats", "offprompt.commands.clients"}
     assert imported & heavy == set()
+
+
+#: Shared objects a served process must not have mapped before its first store or query: the vector store, the
+#: embedding runtime and its tokenizer.
+HEAVY_LIBRARIES = ("onnxruntime", "chromadb", "tokenizers")
+IDLE_RSS_KIB = 120 * 1024
+
+
+def test_a_served_process_loads_nothing_heavy_until_it_stores(tmp_path: Path) -> None:
+    """2 s after its tools/list (a warm-up started late would show by then), a served process holds neither the
+    vector store, nor the model's runtime, nor the tokenizer tables (~80 MB): its RSS says so."""
+    config = tmp_path / "offprompt.json"
+    config.write_text(json.dumps({"mcpServers": {"counter": {"command": sys.executable, "args": [COUNTER]}}}))
+    served = subprocess.Popen(
+        offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data")),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=subprocess_env(),
+    )
+    try:
+        assert served.stdin is not None
+        assert served.stdout is not None
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ):
+            served.stdin.write(json.dumps(message).encode() + b"\n")
+        served.stdin.flush()
+        answered: dict[str, object] = {}
+        while answered.get("id") != 2:
+            answered = json.loads(served.stdout.readline())
+        time.sleep(2)
+        maps = Path(f"/proc/{served.pid}/maps").read_text()
+        status = Path(f"/proc/{served.pid}/status").read_text()
+    finally:
+        served.kill()
+        served.wait()
+    assert [name for name in HEAVY_LIBRARIES if name in maps] == []
+    rss = int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1])
+    assert rss <= IDLE_RSS_KIB, f"{rss / 1024:.0f} MiB resident while idle"

@@ -29,7 +29,16 @@ from pathlib import Path
 from typing import Any, Literal, Self, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from offprompt.config.jsonc import key_lines, strip_jsonc
 from offprompt.config.variables import Loc, interpolate
@@ -227,6 +236,12 @@ class _ServerBase(BaseModel):
     per_session: bool = False  # True: over HTTP, a process of its own for each client session
     #: Other servers that may receive this server's secrets (their handles' values) and sensitive outputs.
     share_with: list[str] = Field(default_factory=list)
+    #: The entry as the file wrote it (`${env:…}` unexpanded): what the tool-list cache is keyed by.
+    _written: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def written(self) -> dict[str, Any]:
+        return self._written
 
     def policy_for(self, tool_name: str) -> OffPrompt:
         """The tool's own `off_prompt` if set, else the server's."""
@@ -574,9 +589,11 @@ def _parse_server(raw: object, loc: Loc, ctx: _Context, warnings: list[str]) -> 
         if isinstance(expanded.get("env", {}), dict):
             expanded["env"] = {**file_env, **expanded.get("env", {})}
     try:
-        return model.model_validate(expanded, context={"base_dir": ctx.base_dir})
+        server = model.model_validate(expanded, context={"base_dir": ctx.base_dir})
     except ValidationError as exc:
         raise _BlockError(_translate(exc, loc, model, raw, renamed)) from None
+    server._written = dict(raw)
+    return server
 
 
 def _read_env_file(value: object, loc: Loc, ctx: _Context) -> dict[str, str]:

@@ -36,6 +36,7 @@ from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
 from offprompt.proxy.client_features import Callers, ClientChannel, ClientSession
 from offprompt.proxy.intent import with_intent
+from offprompt.proxy.list_cache import ListCache, entry_key
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
 from offprompt.proxy.stdio_session import RawProgress, StdioSession, connection_closed
 from offprompt.proxy.tasks import TaskBook, TaskRecord
@@ -46,9 +47,9 @@ keep_message_content_out_of_logs()  # results of HTTP downstreams, `always` ones
 MAX_NAME = 64
 SEPARATOR = "__"
 START_TIMEOUT = 60.0
-#: How long a listing waits for servers still starting (an `npx -y` server downloads itself on its first run);
-#: clients time a request out at about a minute, so a later one is announced with tools/list_changed instead.
-LIST_WAIT_SECONDS = 15.0
+#: How long a listing waits for servers still starting that have no cached list (an `npx -y` server downloads
+#: itself on its first run); Claude Code gives tools/list 5 s, so a later one is announced with list_changed.
+LIST_WAIT_SECONDS = 3.0
 RETRY_SECONDS = 30.0  # how often a server that never started is tried again, when the client lists tools
 
 ProgressFn = ProgressFnT
@@ -107,10 +108,13 @@ class Downstream:
         place: str = "",
         connect: Connect = open_session,
         tool_places: Mapping[str, str] | None = None,
+        cache: ListCache | None = None,
     ) -> None:
         self.name = name
         self.config = config
         self._connect = connect
+        self._cache = cache
+        self._cache_key = ""
         self.callers = Callers(name, config.roots)  # who answers the server's sampling, elicitation and roots
         self.tool_places = tool_places or {}  # where the config's `tools` entries are: "mcp.json:9: …tools.x"
         self._warned: set[str] = set()
@@ -126,6 +130,19 @@ class Downstream:
         self._session: McpSession | None = None
         self._stop: anyio.Event | None = None
         self._start_lock = anyio.Lock()
+        #: The tools listed before this server answered: its list from the last run, until the live one comes.
+        self.cached_tools: list[mt.Tool] | None = None
+        if cache is not None:
+            command = config.command if isinstance(config, StdioServer) else None
+            self._cache_key = entry_key(name, config.written, command)
+            self.cached_tools = cache.tools(self._cache_key)
+            if self.cached_tools is not None:
+                self.tools = self.cached_tools
+
+    @property
+    def listable(self) -> bool:
+        """Whether its tools can be listed now: it runs, it failed (nothing to wait for), or its list is cached."""
+        return self.running or self.error is not None or self.cached_tools is not None
 
     @property
     def tools(self) -> list[mt.Tool]:
@@ -189,10 +206,14 @@ class Downstream:
             hooks = Hooks(self._on_notification, self._exited, self.callers.answer)
             async with self._connect(self.name, self.config, hooks) as session:
                 self.starts += 1
-                self.tools = await _list_all_tools(session)
+                live = await _list_all_tools(session)
+                changed = self._compare_with_cache(live)
+                self.tools = live
                 self._session, self._stop, self.error, self.died = session, stop, None, None
                 started = True
                 task_status.started()
+                if changed:
+                    await self._on_tools_changed(TOOLS_LISTING)
                 await stop.wait()
         except Exception as exc:
             if not started:
@@ -201,6 +222,24 @@ class Downstream:
         finally:
             if self._stop is stop:
                 self._session = self._stop = None
+
+    def _compare_with_cache(self, live: list[mt.Tool]) -> bool:
+        """Keep the live list for the next start; whether it differs from the cached one the clients were given."""
+        if self._cache is None:
+            return False
+        cached, self.cached_tools = self.cached_tools, None
+        if cached is None or _tool_wire(cached) != _tool_wire(live):
+            self._cache.save_tools(self._cache_key, live)
+        if cached is None:
+            return False
+        gone = sorted({t.name for t in cached} - {t.name for t in live})
+        if gone:
+            logger.warning(
+                'MCP server "%s" no longer lists %s, which it listed last time; clients are told its new list',
+                self.name,
+                ", ".join(gone),
+            )
+        return _tool_wire(cached) != _tool_wire(live)
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/tools/list_changed" and self._session is not None:
@@ -330,6 +369,10 @@ class Downstream:
         self._session = None
 
 
+def _tool_wire(tools: list[mt.Tool]) -> list[dict[str, Any]]:
+    return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+
+
 async def _list_all_tools(session: McpSession) -> list[mt.Tool]:
     tools: list[mt.Tool] = []
     cursor: str | None = None
@@ -378,13 +421,15 @@ class Proxy:
         connect: Connect = open_session,
         intent: bool = False,
         tool_places: Mapping[str, Mapping[str, str]] | None = None,
+        cache: ListCache | None = None,
     ) -> None:
         """`connect` opens a session to one server (`openers.open_session` by default: a subprocess or HTTP);
-        tests pass one that connects to servers in the same process."""
+        tests pass one that connects to servers in the same process. `cache` keeps each server's tool list for
+        the next start (`offprompt serve` passes the user's; None: every start waits for the servers)."""
         places = places or {}
         tool_places = tool_places or {}
         self.downstreams = {
-            name: Downstream(name, cfg, self._changed, places.get(name, ""), connect, tool_places.get(name))
+            name: Downstream(name, cfg, self._changed, places.get(name, ""), connect, tool_places.get(name), cache)
             for name, cfg in servers.items()
         }
         self.default_timeout = default_timeout
@@ -565,8 +610,10 @@ class Proxy:
         return self.routes().get(public)
 
     async def list_tools(self) -> list[mt.Tool]:
-        """Every downstream tool under its public name, without `outputSchema` (a reference can't match it)."""
-        await self.ready_to_list()
+        """Every downstream tool under its public name, without `outputSchema` (a reference can't match it): at
+        once when every server runs, failed or has its list cached, else after `ready_to_list`."""
+        if not all(d.listable for d in self.downstreams.values()):
+            await self.ready_to_list()
         self._retry_failed()
         self._refresh()
         return list(self._listed)

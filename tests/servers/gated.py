@@ -1,0 +1,39 @@
+"""A stdio MCP server that starts only once its gate file exists, as a slow `npx -y` server starts late.
+
+    python tests/servers/gated.py GATE_FILE
+
+Until GATE_FILE exists it reads nothing, so it cannot have answered `initialize`. Then it serves `echo`, and
+one more tool for each word the gate file holds (`extra` → a tool `extra`), so a test can change its list
+between two starts.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+GATE = Path(sys.argv[1])
+while not GATE.exists():
+    time.sleep(0.05)
+
+from mcp.server.mcpserver import MCPServer  # noqa: E402  (after the gate: nothing before it answers)
+
+server = MCPServer("gated")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+for word in GATE.read_text().split():
+
+    def extra(text: str) -> str:
+        return text.upper()
+
+    server.add_tool(extra, name=word, description=f"the extra tool {word}")
+
+if __name__ == "__main__":
+    server.run()
