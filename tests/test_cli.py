@@ -73,7 +73,30 @@ def test_check_reports_every_problem_with_its_line(tmp_path: Path) -> None:
     )
     assert run.returncode == 1
     assert f"{config}:3: mcpServers.fs.comand: unknown key 'comand'" in run.stdout
-    assert "1 servers ready, 1 with problems" in run.stdout
+    assert "2 servers: 1 ready, 1 failed, 0 disabled; 1 problems" in run.stdout
+
+
+def test_check_counts_a_server_that_does_not_start_as_failed_and_reports_every_problem(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    crashing = {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}
+    typo = {"command": TIME_SERVER, "tools": {"get_curent_time": {}, "convert_tme": {}}}
+    config.write_text(json.dumps({"mcpServers": {"dead": crashing, "time": typo}}, indent=2))
+    run = subprocess.run(offprompt_command("check", "--config", str(config)), capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "dead: did not start: " in run.stdout
+    assert 'no tool "get_curent_time"' in run.stdout
+    assert 'no tool "convert_tme"' in run.stdout  # every problem of a server, not the first only
+    assert "2 servers: 1 ready, 1 failed, 0 disabled; 3 problems" in run.stdout
+    as_json = subprocess.run(
+        offprompt_command("check", "--config", str(config), "--json"), capture_output=True, text=True
+    )
+    assert as_json.returncode == 1
+    report = json.loads(as_json.stdout)
+    assert (report["ready"], report["failed"], report["problems"]) == (1, 1, 3)
+    by_name = {server["name"]: server for server in report["servers"]}
+    assert by_name["dead"]["status"] == "failed"
+    assert by_name["time"]["tools"] == ["get_current_time", "convert_time"]
+    assert len(by_name["time"]["problems"]) == 2
 
 
 TIME_SERVER = str(Path(sys.executable).with_name("mcp-server-time"))

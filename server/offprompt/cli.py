@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import json
 import logging
+import os
 import shutil
 import signal
 import socket
 import sys
-import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 
@@ -27,6 +31,7 @@ from offprompt.config import (
     unknown_tool_message,
 )
 from offprompt.errors import ConfigError, OffpromptError
+from offprompt.memory.ephemeral import EphemeralDirectory, sweep_abandoned
 from offprompt.memory.siblings import open_free
 from offprompt.memory.task_memory import TaskMemory, default_data_dir
 from offprompt.serve.http import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
@@ -62,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--no-start", action="store_true", help="only read the file: do not start the servers to check their tools"
     )
+    check.add_argument("--json", action="store_true", help="print the report as JSON (for CI)")
     parsers.add(commands)
     return parser
 
@@ -155,7 +161,7 @@ def tool_places(config: LoadedConfig) -> dict[str, dict[str, str]]:
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
     if sys.platform == "win32":
         return
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
         async for received in signals:
             logger.info("stopping on %s", signal.Signals(received).name)
             scope.cancel()
@@ -163,44 +169,102 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
+    """Read the config, start every server (unless --no-start) and report each one: ready or failed, its tools,
+    and every problem; exit 1 when any server failed or has a problem."""
     config = load_config(args.config)
-    for warning in config.warnings:
-        print(f"warning: {warning}")
-    for name, problem in config.problems.items():
-        print(f"{name}: {problem}")
-    unknown = 0
+    reports = {
+        name: _ServerReport(name, "failed", problems=[f"{name}: {problem}"])
+        for name, problem in config.problems.items()
+    }
+    for name in config.disabled:
+        reports[name] = _ServerReport(name, "disabled")
+    for name in config.servers:
+        reports[name] = _ServerReport(name, "ready" if args.no_start else "failed")
     if not args.no_start and config.servers:
-        unknown = anyio.run(_check_tools, config)
-    print(f"{len(config.servers)} servers ready, {len(config.problems)} with problems, {len(config.disabled)} disabled")
-    return 1 if config.problems or unknown else 0
+        anyio.run(_check_servers, config, reports)
+    ordered = [reports[name] for name in _file_order(config, reports)]
+    counts = {status: sum(1 for r in ordered if r.status == status) for status in ("ready", "failed", "disabled")}
+    problems = sum(len(r.problems) for r in ordered) + len(config.warnings)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "servers": [dataclasses.asdict(r) for r in ordered],
+                    "warnings": list(config.warnings),
+                    **counts,
+                    "problems": problems,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for warning in config.warnings:
+            print(f"warning: {warning}")
+        for report in ordered:
+            print(report.text())
+        print(
+            f"{len(ordered)} servers: {counts['ready']} ready, {counts['failed']} failed, {counts['disabled']} "
+            f"disabled; {problems} problems"
+        )
+    return 1 if counts["failed"] or problems else 0
 
 
-async def _check_tools(config: LoadedConfig) -> int:
-    """Start every server, show its tools, and report per-tool entries that name none of them; their count."""
+@dataclasses.dataclass
+class _ServerReport:
+    """What `offprompt check` found of one server."""
+
+    name: str
+    status: str  # "ready", "failed" or "disabled"
+    tools: list[str] = dataclasses.field(default_factory=list)
+    problems: list[str] = dataclasses.field(default_factory=list)
+
+    def text(self) -> str:
+        if self.status == "disabled":
+            return f"{self.name}: disabled"
+        lines = []
+        if self.status == "ready" and self.tools:
+            shown = ", ".join(self.tools[:_SHOWN_TOOLS])
+            more = f", … ({len(self.tools)} in all)" if len(self.tools) > _SHOWN_TOOLS else ""
+            lines.append(f"{self.name}: {len(self.tools)} tools: {shown}{more}")
+        elif self.status == "ready" and not self.problems:
+            lines.append(f"{self.name}: ready")
+        return "\n".join([*lines, *self.problems])
+
+
+def _file_order(config: LoadedConfig, reports: dict[str, _ServerReport]) -> list[str]:
+    """The servers in the order the file lists them."""
+    return sorted(reports, key=lambda name: config.lines.get((config.servers_key, name), 1 << 30))
+
+
+async def _check_servers(config: LoadedConfig, reports: dict[str, _ServerReport]) -> None:
+    """Start every server and fill in its report: its tools, a failed start or listing, per-tool entries that
+    name none of its tools, unprefixed names that clash, and tools its cached list had that it lists no more."""
     from offprompt.proxy.downstreams import Proxy
+    from offprompt.proxy.list_cache import ListCache
 
-    logging.getLogger("offprompt").setLevel(logging.ERROR)  # the report below says it once, in order
-    unknown = 0
-    proxy = Proxy(config.servers, places={n: config.place(n) for n in config.servers})
+    logging.getLogger("offprompt").setLevel(logging.CRITICAL)  # the report says each problem once, in order
+    proxy = Proxy(config.servers, places={n: config.place(n) for n in config.servers}, cache=ListCache.default())
+    cached = {name: d.cached_tools for name, d in proxy.downstreams.items()}
     async with proxy.running():
         await proxy.ready()
         for name, downstream in proxy.downstreams.items():
+            report = reports[name]
             if not downstream.running:
-                print(f"{name}: did not start: {downstream.error or 'no answer in time'}")
+                report.problems.append(f"{name}: did not start: {downstream.error or 'no answer in time'}")
                 continue
-            names = [t.name for t in downstream.tools]
-            shown = ", ".join(names[:_SHOWN_TOOLS]) + (
-                f", … ({len(names)} in all)" if len(names) > _SHOWN_TOOLS else ""
-            )
-            print(f"{name}: {len(names)} tools: {shown}")
-            for entry, suggestion in unknown_tool_entries(downstream.config, names):
-                print(unknown_tool_message(config.place(name, "tools", entry), name, entry, suggestion))
-                unknown += 1
+            report.status = "ready"
+            report.tools = [t.name for t in downstream.tools]
+            for entry, suggestion in unknown_tool_entries(downstream.config, report.tools):
+                report.problems.append(
+                    unknown_tool_message(config.place(name, "tools", entry), name, entry, suggestion)
+                )
+            gone = sorted({t.name for t in cached[name] or []} - set(report.tools))
+            if gone:
+                report.problems.append(f"{name}: no longer lists {', '.join(gone)}, which it listed before")
         proxy.routes()
         for collision in proxy.collisions:  # unprefixed names that clash ("prefix": false)
-            print(collision)
-            unknown += 1
-    return unknown
+            clashing = collision.split('"')[1]
+            reports[clashing].problems.append(collision)
 
 
 _SHOWN_TOOLS = 12
@@ -214,12 +278,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command != "serve":
         return _run_command(args)
-    ephemeral = tempfile.mkdtemp(prefix="offprompt-") if args.ephemeral else None
+    # What killed offprompt processes left behind goes now, beside the start (the directories may be big).
+    threading.Thread(target=sweep_abandoned, name="offprompt-sweep", daemon=True).start()
+    ephemeral = EphemeralDirectory() if args.ephemeral else None
     try:
-        return _run_serve(args, ephemeral)
+        code = _run_serve(args, str(ephemeral.path) if ephemeral is not None else None)
     finally:
         if ephemeral is not None:
-            shutil.rmtree(ephemeral, ignore_errors=True)
+            ephemeral.remove()
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the process without the interpreter's teardown. What must last is on disk by now (a stored text is
+    durable before its reference goes out; unfinished indexing resumes at the next start); what is left are
+    daemon threads, an embedding batch among them, that the teardown would wait for or abort inside the model's
+    C++ runtime ("terminate called without an active exception")."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -278,13 +357,24 @@ def _run_serve(args: argparse.Namespace, ephemeral: str | None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        _ignore_stop_signals()  # a client sends SIGINT, then SIGTERM, within half a second: this stop is bounded
         if ephemeral is not None:
-            # Gone first: a client kills a server that takes more than a few seconds to stop, and closing the
-            # memory waits for its indexers (which write nothing once their text is gone). Windows keeps open
-            # files: there the directory goes after close, in main.
+            # Gone first: closing the memory waits (briefly) for its indexers, which write nothing once their text
+            # is gone. Windows keeps open files: there the directory goes after close, in main.
             shutil.rmtree(ephemeral, ignore_errors=True)
-        memory.close()
+        memory.close(wait=STOP_WAIT_SECONDS)
     return 0
+
+
+#: How long a stop waits for the indexers' batch under way: a client kills a server that is slow to stop.
+STOP_WAIT_SECONDS = 0.2
+
+
+def _ignore_stop_signals() -> None:
+    if sys.platform == "win32":
+        return
+    for stop in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, signal.SIG_IGN)
 
 
 def _has_uvloop() -> bool:

@@ -218,12 +218,23 @@ async def _probe(served: Served, headers: dict[str, str], content: bytes | None 
             body = content if content is not None else json.dumps(INITIALIZE).encode()
             return await http.post(served.url, content=body, headers={**POST_HEADERS, **headers})
         async with http.stream("GET", served.url, headers=headers) as response:
-            return response  # the SSE stream itself is not read: the status is the answer
+            if response.status_code != 200:
+                await response.aread()  # a refusal's body; the SSE stream itself is not read
+            return response
+
+
+def assert_json_error(response: httpx.Response, error: str) -> None:
+    """A refusal a client can parse: JSON with OAuth's `error` and a sentence in `error_description`."""
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert body["error"] == error
+    assert len(body["error_description"]) > 20
 
 
 async def test_a_foreign_origin_is_refused_with_403(served: Served) -> None:
     refused = await _probe(served, {"Origin": "http://evil.example.com"})
     assert refused.status_code == 403
+    assert_json_error(refused, "forbidden")
     port = served.origin.rsplit(":", 1)[1]
     for origin in (f"http://localhost:{port}", f"http://127.0.0.1:{port}", "https://localhost"):
         assert (await _probe(served, {"Origin": origin})).status_code == 200, origin
@@ -235,6 +246,7 @@ async def test_a_foreign_host_is_refused_with_421(served: Served) -> None:
     # A DNS-rebinding page reaches 127.0.0.1 under its own name: the Host header gives it away.
     refused = await _probe(served, {"Host": "evil.example.com"})
     assert refused.status_code == 421
+    assert_json_error(refused, "misdirected_request")
     assert (await _probe(served, {"Host": "evil.example.com:80"})).status_code == 421
     assert (await _probe(served, {"Host": "localhost@evil.example.com"})).status_code == 421
     assert (await _probe(served, {"Host": "localhost"})).status_code == 200
@@ -249,6 +261,7 @@ async def test_a_body_over_the_cap_is_refused_with_413(served: Served) -> None:
             messages = f"{served.origin}/messages/?session_id={'0' * 32}"
             response = await http.post(messages, content=body, headers=POST_HEADERS)
     assert response.status_code == 413
+    assert_json_error(response, "request_too_large")
 
 
 # -- binding beyond loopback, tokens ------------------------------------------------------------------------------
@@ -281,8 +294,10 @@ async def test_a_missing_or_wrong_token_is_refused_with_401(token_server: Served
     right = await initialize(f"Bearer {ALICE}")
     assert missing.status_code == 401
     assert missing.headers["www-authenticate"] == 'Bearer realm="offprompt"'
+    assert_json_error(missing, "invalid_request")
     assert wrong.status_code == 401
     assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
+    assert_json_error(wrong, "invalid_token")  # RFC 6750's name, as an OAuth client parses it
     assert other_scheme.status_code == 401
     assert right.status_code == 200
 
@@ -492,7 +507,7 @@ async def test_the_guard_answers_only_requests_addressed_to_a_local_name(
     response = await guarded(LOCAL, {"Host": host})
     assert response.status_code == status
     if status == 421:
-        assert response.text == (
+        assert response.json()["error_description"] == (
             "Misdirected request: this offprompt answers only to localhost names (see --allow-host)."
         )
         assert f"refused a request addressed to Host {host!r}" in caplog.messages
@@ -520,7 +535,7 @@ async def test_the_guard_refuses_a_foreign_web_origin(
     response = await guarded(LOCAL, {"Origin": origin})
     assert response.status_code == status
     if status == 403:
-        assert response.text == "Forbidden: requests from this web origin are not allowed."
+        assert response.json()["error_description"] == "Forbidden: requests from this web origin are not allowed."
         assert f"refused a request from Origin {origin!r}" in caplog.messages
 
 
@@ -530,12 +545,18 @@ async def test_the_guard_says_how_to_authenticate_and_which_token_was_wrong(capl
     assert caplog.messages == ["refused a request: send `Authorization: Bearer <token>`"]
     assert missing.status_code == 401
     assert missing.headers["WWW-Authenticate"] == 'Bearer realm="offprompt"'
-    assert missing.text == "Unauthorized: send `Authorization: Bearer <token>`."
+    assert missing.json() == {
+        "error": "invalid_request",
+        "error_description": "Unauthorized: send `Authorization: Bearer <token>`.",
+    }
     for wrong in (f"Bearer {ALICE}x", f"Basic {ALICE}", "Bearer ", "Bearer", ALICE, f"Bearer {owner_id(ALICE)}"):
         refused = await guarded(settings, {"Authorization": wrong})
         assert refused.status_code == 401, wrong
         assert refused.headers["WWW-Authenticate"] == 'Bearer realm="offprompt", error="invalid_token"'
-        assert refused.text == "Unauthorized: the bearer token is not valid."
+        assert refused.json() == {
+            "error": "invalid_token",
+            "error_description": "Unauthorized: the bearer token is not valid.",
+        }
         assert caplog.messages[-1] == "refused a request: the bearer token is not valid"
     seen: list[Scope] = []
     assert (await guarded(settings, {"Authorization": f"Bearer {ALICE}"}, seen)).status_code == 200
@@ -617,6 +638,8 @@ async def test_one_token_cannot_take_every_session_and_idle_sessions_close(tmp_p
             refused = await _open_session(http, served.url, ALICE)
             assert refused.status_code == 429
             assert "already holds 3 open MCP sessions" in refused.text
+            assert_json_error(refused, "too_many_sessions")
+            assert refused.headers["retry-after"] == "2"
             assert "--max-sessions-per-token" in refused.text
             # Other tokens still get sessions, and Alice's own sessions and session-less requests still work.
             assert (await _open_session(http, served.url, BOB)).status_code == 200

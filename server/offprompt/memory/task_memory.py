@@ -309,11 +309,13 @@ class TaskMemory:
         memory.readonly = True
         return memory
 
-    def close(self) -> None:
+    def close(self, wait: float = 10) -> None:
+        """Close; the indexing threads get `wait` seconds to finish their batch (what is left resumes at the next
+        open: a stored text is durable before its reference is handed out)."""
         self.selector.close()
         if not self.readonly:
             self.usage.close()
-        self.text.close()
+        self.text.close(wait)
         self.catalog.close()
         if self._lock is not None:
             with contextlib.suppress(OSError):  # Chroma's files of this run get the private modes too

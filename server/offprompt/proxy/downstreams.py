@@ -38,7 +38,7 @@ from offprompt.proxy.client_features import Callers, ClientChannel, ClientSessio
 from offprompt.proxy.intent import with_intent
 from offprompt.proxy.list_cache import ListCache, entry_key
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
-from offprompt.proxy.stdio_session import RawProgress, StdioSession, connection_closed
+from offprompt.proxy.stdio_session import ConnectionClosedError, RawProgress, StdioSession, connection_closed
 from offprompt.proxy.tasks import TaskBook, TaskRecord
 
 logger = logging.getLogger(__name__)
@@ -392,6 +392,8 @@ def _capable(session: McpSession, feature: str) -> bool:
 def _describe(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
+    if isinstance(exc, ConnectionClosedError):
+        return exc.message
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
 

@@ -46,7 +46,7 @@ class ConnectionClosedError(MCPError):
     this session alone. A server's own error answer with code -32000, the usual generic server error, is a plain
     `MCPError`: the server is alive and said something."""
 
-    def __init__(self, reason: str = "Connection closed") -> None:
+    def __init__(self, reason: str = "it exited, or closed its output") -> None:
         super().__init__(mt.CONNECTION_CLOSED, reason)
 
 
@@ -145,7 +145,7 @@ class StdioSession:
         except Exception:
             logger.exception("handling %s from a downstream failed", method)
 
-    def _fail(self, exc: BaseException, reason: str = "Connection closed") -> None:
+    def _fail(self, exc: BaseException, reason: str = "it exited, or closed its output") -> None:
         if self._closed is None:
             self._closed = exc
         for pending in self._pending.values():
@@ -337,7 +337,12 @@ async def open_process(command: str, args: list[str], env: dict[str, str], cwd: 
     )
 
 
-async def close_process(process: Process, grace: float = 2.0) -> None:
+#: How long a server gets to exit after its stdin closes, and again after SIGTERM, before it is killed: offprompt's
+#: own client kills offprompt if it is slow to stop (Claude Code within half a second).
+EXIT_GRACE_SECONDS = 0.2
+
+
+async def close_process(process: Process, grace: float = EXIT_GRACE_SECONDS) -> None:
     """Close stdin, give the server `grace` seconds to exit, then terminate, then kill."""
     with anyio.CancelScope(shield=True):
         if process.stdin is not None:

@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import hmac
 import ipaddress
+import json
 import logging
 import os
 import re
@@ -44,7 +45,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse
+from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -257,15 +258,17 @@ class RequestGuard:
         headers = Headers(scope=scope)
         if _host_name(headers.get("host")) not in self.names:
             logger.warning("refused a request addressed to Host %r", headers.get("host"))
-            response = PlainTextResponse(
-                "Misdirected request: this offprompt answers only to localhost names (see --allow-host).", 421
+            response = error_response(
+                421,
+                "misdirected_request",
+                "Misdirected request: this offprompt answers only to localhost names (see --allow-host).",
             )
             await response(scope, receive, send)
             return
         origin = headers.get("origin")
         if origin is not None and _origin_host(origin) not in self.names:
             logger.warning("refused a request from Origin %r", origin)
-            response = PlainTextResponse("Forbidden: requests from this web origin are not allowed.", 403)
+            response = error_response(403, "forbidden", "Forbidden: requests from this web origin are not allowed.")
             await response(scope, receive, send)
             return
         scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"authorization"]}
@@ -275,7 +278,7 @@ class RequestGuard:
                 await self._unauthorized(headers.get("authorization") is not None)(scope, receive, send)
                 return
             scope["user"] = AuthenticatedUser(AccessToken(token=owner, client_id=owner, scopes=[]))
-        await self.app(scope, receive, send)
+        await self.app(scope, receive, _json_413(send))
 
     def _owner(self, authorization: str | None) -> str | None:
         scheme, _, credential = (authorization or "").partition(" ")
@@ -288,11 +291,41 @@ class RequestGuard:
         return presented if found else None
 
     @staticmethod
-    def _unauthorized(presented: bool) -> PlainTextResponse:
+    def _unauthorized(presented: bool) -> JSONResponse:
         challenge = 'Bearer realm="offprompt"' + (', error="invalid_token"' if presented else "")
         message = "the bearer token is not valid" if presented else "send `Authorization: Bearer <token>`"
         logger.warning("refused a request: %s", message)
-        return PlainTextResponse(f"Unauthorized: {message}.", 401, headers={"WWW-Authenticate": challenge})
+        error = "invalid_token" if presented else "invalid_request"  # RFC 6750's names
+        return error_response(401, error, f"Unauthorized: {message}.", {"WWW-Authenticate": challenge})
+
+
+def error_response(status: int, error: str, description: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """An HTTP refusal as a client can read it: JSON with OAuth's `error` and `error_description` (Claude Code
+    parses a 401's body as JSON, and showed only "Failed to connect" for plain text)."""
+    return JSONResponse({"error": error, "error_description": description}, status, headers=headers)
+
+
+def _json_413(send: Send) -> Send:
+    """`send`, with the SDK's plain-text 413 ("Request body too large") answered as JSON instead."""
+    refusing = False
+
+    async def sending(message: Message) -> None:
+        nonlocal refusing
+        if message["type"] == "http.response.start" and message["status"] == 413:
+            refusing = True
+            return
+        if refusing and message["type"] == "http.response.body":
+            if message.get("more_body"):
+                return
+            description = "Request body too large: send a smaller request (the server's limit is max_request_bytes)."
+            body = json.dumps({"error": "request_too_large", "error_description": description}).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 413, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await send(message)
+
+    return sending
 
 
 # -- the ASGI apps -----------------------------------------------------------------------------------------------
@@ -329,9 +362,8 @@ class SessionCap:
                     f"closes by itself after {self.idle_seconds:.0f} s. The server's operator sets the limit with "
                     "--max-sessions-per-token or max_sessions_per_token."
                 )
-                await PlainTextResponse(message, 429, headers={"Retry-After": str(int(self.idle_seconds))})(
-                    scope, receive, send
-                )
+                retry = {"Retry-After": str(int(self.idle_seconds))}
+                await error_response(429, "too_many_sessions", message, retry)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -395,14 +427,14 @@ class _SseStream:
             )
 
     @staticmethod
-    def _refuse(held: int) -> PlainTextResponse:
+    def _refuse(held: int) -> JSONResponse:
         logger.warning("refused a new SSE connection: its token already holds %d open", held)
         message = (
             f"Too many sessions: this token already holds {held} open SSE connections (GET {SSE_PATH}), the most "
             "one token may have. Close connections you no longer use. The server's operator sets the limit with "
             "--max-sessions-per-token or max_sessions_per_token."
         )
-        return PlainTextResponse(message, 429)
+        return error_response(429, "too_many_sessions", message)
 
 
 def sse_app(server: Server[Any], settings: TransportSettings) -> ASGIApp:

@@ -23,7 +23,9 @@ from offprompt.jsonrpc import MAX_LINE_BYTES, PARSE_ERROR, dumps, invalid_reques
 from offprompt.serve.client_channels import StdioClient
 from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
 
-DRAIN_SECONDS = 10.0  # after the client closes stdin, how long calls in flight may still answer
+#: After the client closes stdin, how long calls in flight may still answer: a client that closes stdin is
+#: stopping offprompt, and kills it soon (the SDK's stdio client after 2 s).
+DRAIN_SECONDS = 0.4
 
 
 def _dumps(message: dict[str, Any]) -> bytes:

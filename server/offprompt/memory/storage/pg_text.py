@@ -376,8 +376,8 @@ class SharedTextStorage(IndexedTextStorage):
                 return False
             time.sleep(0.1)
 
-    def close(self) -> None:
-        super().close()
+    def close(self, wait: float = 10) -> None:
+        super().close(wait)
         self._db.close()
 
     def stop_indexing(self, timeout: float = 10) -> None:

@@ -33,6 +33,7 @@ import logging
 import queue
 import shutil
 import threading
+import time
 import weakref
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -556,12 +557,12 @@ class IndexedTextStorage:
                 lambda: self._closed or not any(c > 0 for c in self._pending_dense.values()), timeout
             )
 
-    def close(self) -> None:
+    def close(self, wait: float = 10) -> None:
         if self.readonly:
             self._lexical.close()
             return
         self._grep.close()
-        self.stop_indexing()
+        self.stop_indexing(wait)
         if not any(t.is_alive() for t in self._threads):
             self._lexical.close()
 
@@ -573,8 +574,9 @@ class IndexedTextStorage:
             self._state.notify_all()
         self._chunk_queue.put(None)
         self._embed_queue.put(None)
+        deadline = time.monotonic() + timeout  # one wait for all of them, not one each
         for thread in self._threads:
-            thread.join(timeout=timeout)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     # -- indexing ------------------------------------------------------------
 
