@@ -206,15 +206,17 @@ async def test_structured_content_that_repeats_the_text_is_kept_but_searched_onc
     assert [(m["item"], m["line"]) for m in meta(grep)["matches"]] == [(0, 8)]
 
 
-async def test_a_blob_too_big_for_one_answer_is_refused_by_memory_load_but_read_whole_as_a_resource_over_stdio(
-    memory: TaskMemory, client: Client
-) -> None:
+async def test_a_big_image_loads_back_whole_where_nothing_caps_an_answer(memory: TaskMemory, client: Client) -> None:
+    """Not over HTTP (this client is in process, as a stdio one): a 1 MB screenshot comes back as the server sent
+    it, through memory_load and as a resource."""
     picture = b"\x89PNG\r\n\x1a\n" + random.Random(7).randbytes(1_000_000)
     ref = memory.store([ImageArtifact(value=picture, mime_type="image/png")], tool="shots.take")
-    refused = await client.call_tool("memory_load", {"artifact_namespace": ref.namespace})
-    assert refused.is_error
-    assert f"{len(picture):,} bytes" in text_of(refused)
-    # Not over HTTP (this client is in process, as a stdio one): nothing caps the resource, it comes whole.
+    loaded = await client.call_tool("memory_load", {"artifact_namespace": ref.namespace})
+    assert not loaded.is_error
+    image = loaded.content[0]
+    assert isinstance(image, mt.ImageContent)
+    assert base64.b64decode(image.data) == picture
+    assert image.mime_type == "image/png"
     read = await client.read_resource(f"memory://{memory.name}/{ref.namespace}/0")
     blob = read.contents[0]
     assert isinstance(blob, mt.BlobResourceContents)

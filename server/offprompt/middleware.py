@@ -22,6 +22,7 @@ import anyio.to_thread
 import mcp_types as mt
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from pydantic import BaseModel
+from starlette.requests import Request
 
 from offprompt import tokens, tools
 from offprompt.config import OffPrompt, SecretsMode
@@ -115,7 +116,8 @@ class OffPromptMiddleware:
                 memory = await anyio.to_thread.run_sync(self.memory)
             except OffpromptError as exc:
                 return error_result(str(exc))
-            return await tools.call(memory, memory_tool, params.get("arguments"), None)
+            over_http = isinstance(getattr(ctx, "request", None), Request)
+            return await tools.call(memory, memory_tool, params.get("arguments"), None, over_http=over_http)
         arguments = params.get("arguments")
         site = CallSite(
             self.source,

@@ -8,10 +8,12 @@ is present, so the model would never see the text.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, to_block
 from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
+from offprompt.images import downscale_to_fit
 from offprompt.memory.catalog import NamespaceRecord
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.select import page
@@ -37,6 +40,10 @@ MAX_WINDOW = 20000
 WIRE_LIMIT = 1024 * 1024
 #: What a text window or a blob may take of an answer; the rest is for the envelope and `_meta`.
 PAYLOAD_LIMIT = WIRE_LIMIT - 64 * 1024
+
+
+#: What a blob may take of this call's answer: PAYLOAD_LIMIT over HTTP, None (no cap) over stdio; set by `call`.
+ANSWER_LIMIT: ContextVar[int | None] = ContextVar("ANSWER_LIMIT", default=PAYLOAD_LIMIT)
 
 
 def base64_size(raw_bytes: int) -> int:
@@ -190,6 +197,29 @@ def _answer(text: str | list[mt.ContentBlock], meta: dict[str, Any]) -> mt.CallT
     return mt.CallToolResult(content=content, _meta={"offprompt": meta})
 
 
+async def _downscaled(memory_name: str, base: dict[str, Any], image: BlobArtifact, limit: int) -> mt.CallToolResult:
+    """An image too big for this answer, downscaled to fit it, with a line saying so and how to get the original."""
+    namespace, item = base["artifact_namespace"], base["item"]
+    fitted = await anyio.to_thread.run_sync(downscale_to_fit, image.value, limit)
+    if fitted is None:  # not an image Pillow reads: nothing to show smaller
+        raise blob_too_big(memory_name, namespace, item, "image", len(image.value))
+    said = (
+        f"This image was downscaled to fit one answer over HTTP: {fitted.width}x{fitted.height} {fitted.mime_type} "
+        f"from the original {fitted.original_width}x{fitted.original_height} {image.mime_type} of "
+        f"{len(image.value):,} bytes. The original comes whole from memory://{memory_name}/{namespace}/{item} "
+        f"through a client that talks to offprompt over stdio, or with `offprompt memory cat {namespace} --item "
+        f"{item} -o FILE` on the machine offprompt runs on."
+    )
+    block = mt.ImageContent(data=base64.b64encode(fitted.data).decode("ascii"), mime_type=fitted.mime_type)
+    meta = {
+        **base,
+        "mime_type": image.mime_type,
+        "bytes": len(image.value),
+        "downscaled": {"width": fitted.width, "height": fitted.height, "mime_type": fitted.mime_type},
+    }
+    return _answer([block, mt.TextContent(text=said)], meta)
+
+
 def _check_memory_name(memory: TaskMemory, name: str | None) -> None:
     if name is not None and name != memory.name:
         raise NotFoundError(
@@ -206,9 +236,15 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
     item = memory.item(ns, args.item, owner)
     base = {"artifact_namespace": ns, "item": args.item, "items": len(record.items), "kind": item.kind}
     if item.kind not in TEXT_KINDS:
-        if item.mime_type is not None and base64_size(item.bytes) > PAYLOAD_LIMIT:
+        limit = ANSWER_LIMIT.get()
+        too_big = limit is not None and item.mime_type is not None and base64_size(item.bytes) > limit
+        if too_big and item.kind != "image":
             raise blob_too_big(memory.name, ns, args.item, item.kind, item.bytes)
         artifact = await anyio.to_thread.run_sync(memory.load, ns, args.item, owner)
+        if too_big:
+            assert limit is not None
+            assert isinstance(artifact, BlobArtifact)
+            return await _downscaled(memory.name, base, artifact, limit)
         if isinstance(artifact, BlobArtifact):
             meta = {**base, "mime_type": artifact.mime_type, "bytes": len(artifact.value)}
         else:
@@ -489,10 +525,17 @@ def _shown(value: Any) -> str:
 
 
 async def call(
-    memory: TaskMemory, tool: MemoryTool, arguments: dict[str, Any] | None, owner: str | None
+    memory: TaskMemory,
+    tool: MemoryTool,
+    arguments: dict[str, Any] | None,
+    owner: str | None,
+    *,
+    over_http: bool = True,
 ) -> mt.CallToolResult:
     """Answer one memory tool call: the memory tools' boundary, where errors become `isError` answers, and
-    where the tokens the model reads back are counted for `offprompt stats`."""
+    where the tokens the model reads back are counted for `offprompt stats`. `over_http`: the answer goes over
+    HTTP or SSE, whose clients refuse an event over 1 MiB (over stdio nothing caps it)."""
+    limited = ANSWER_LIMIT.set(PAYLOAD_LIMIT if over_http else None)
     try:
         answer = await tool.handler(memory, parse_args(tool, arguments), owner)
     except OffpromptError as exc:
@@ -500,6 +543,8 @@ async def call(
     except Exception as exc:
         logger.exception("%s failed", tool.name)
         answer = _error(f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); see offprompt's log.")
+    finally:
+        ANSWER_LIMIT.reset(limited)
     text = "\n".join(b.text for b in answer.content if isinstance(b, mt.TextContent))
     memory.usage.read(tool.name, count_tokens(text) if text else 0)
     return answer

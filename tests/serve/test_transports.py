@@ -3,6 +3,8 @@ HTTP security checks (Host, Origin, bearer tokens, body cap, no token passthroug
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 import subprocess
@@ -15,6 +17,7 @@ import anyio
 import httpx
 import httpx2
 import mcp_types as mt
+import PIL.Image
 import pytest
 from mcp import Client, ClientSession
 from mcp.client.sse import sse_client
@@ -745,13 +748,23 @@ async def test_big_stored_outputs_read_back_over_http_in_answers_under_1_mib(tmp
                 "memory_load", {"artifact_namespace": namespace, "max_tokens": 20000, "offset": 0}
             )
             assert not load.is_error
-            # An image too big for one answer: refused with its size and the ways to get it whole.
+            # An image too big for one answer: downscaled to fit, saying so and how to get it whole.
             shot = (await session.call_tool("fs__read_media_file", {"path": str(root / "shot.png")})).meta
             assert shot is not None
             image_ns = shot["offprompt"]["artifact_namespace"]
-            refused = await session.call_tool("memory_load", {"artifact_namespace": image_ns})
-            assert refused.is_error
-            message = text_of(refused)
+            loaded = await session.call_tool("memory_load", {"artifact_namespace": image_ns})
+            assert not loaded.is_error
+            smaller = loaded.content[0]
+            assert isinstance(smaller, mt.ImageContent)
+            shown = PIL.Image.open(io.BytesIO(base64.b64decode(smaller.data)))
+            assert 0 < shown.width < 580
+            assert shown.height == pytest.approx(shown.width, abs=1)  # the picture's shape kept
+            assert len(smaller.data) < 1_000_000
+            said = loaded.content[1]
+            assert isinstance(said, mt.TextContent)
+            message = said.text
+            assert "downscaled" in message
+            assert "580x580" in message
             assert f"{len(picture):,} bytes" in message
             assert f"offprompt memory cat {image_ns} --item 0 -o FILE" in message
             assert "over stdio" in message

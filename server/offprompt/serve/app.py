@@ -249,7 +249,8 @@ def build_server(
         remember(ctx)
         tool = TOOLS.get(params.name)
         if tool is not None:
-            return await tools.call(memory, tool, params.arguments, owner_of(ctx))
+            over_http = isinstance(ctx.request, Request)  # over stdio (and in process) nothing caps an answer
+            return await tools.call(memory, tool, params.arguments, owner_of(ctx), over_http=over_http)
         if proxy is None:
             raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}. Call tools/list to see the tools.")
         return await call_proxied(ctx, params)
