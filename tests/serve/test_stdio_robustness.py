@@ -199,7 +199,9 @@ def test_memory_tools_and_started_servers_answer_while_another_is_still_starting
 
 
 def test_calls_sent_before_stdin_closes_are_still_answered(tmp_path: Path) -> None:
+    """A quick call still gets its answer (a slow one does not hold the stop: tests/cli/test_stop.py)."""
     line = Line(tmp_path)
+    assert line.call(1, "counter__echo", {"text": "up"})["result"]["content"][0]["text"] == "up"  # server started
     line.send(
         {
             "jsonrpc": "2.0",
