@@ -1,8 +1,10 @@
 """A bare hello-world MCPServer over stdio: the baseline for start-up and per-call cost.
 
-`echo` answers a tiny result; `text` answers `n_bytes` of plain text, for passthrough of larger results.
+`echo` answers a tiny result; `text` answers `n_bytes` of plain text, for passthrough of larger results;
+`sleep` is a call still in flight when a stop is measured.
 """
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("hello")
@@ -20,6 +22,13 @@ def echo(text: str) -> str:
 def text(n_bytes: int) -> str:
     """Return `n_bytes` of plain English text."""
     return (_LINE * (n_bytes // len(_LINE) + 1))[:n_bytes]
+
+
+@server.tool(structured_output=False)
+async def sleep(seconds: float) -> str:
+    """Answer after `seconds`: a call in flight when a stop is measured."""
+    await anyio.sleep(seconds)
+    return "slept"
 
 
 if __name__ == "__main__":

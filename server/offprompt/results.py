@@ -67,6 +67,8 @@ class CallSite:
     #: The tool's `intent` argument is offprompt's (added to its schema when listed): never forwarded.
     intent: bool = False
     secrets: SecretsMode = "redact"
+    #: Kinds of secret the config lets through for this tool (`secrets_allow`).
+    secrets_allow: frozenset[str] = frozenset()
 
     @property
     def source(self) -> str:
@@ -210,7 +212,7 @@ class ResultBoundary:
         except MCPError as exc:
             if site.mode == "always":
                 return await self.settle(site, _error_as_result(exc))
-            raise await self.error(exc, site.owner, site.secrets, site.server) from None
+            raise await self.error(exc, site.owner, site.secrets, site.server, site.secrets_allow) from None
         except Exception as exc:  # the one boundary of a proxied call: the server must not go down
             return await self._failed(site, exc)
 
@@ -221,7 +223,7 @@ class ResultBoundary:
         except MCPError as exc:
             if site.mode == "always":
                 return result_json(await self.settle(site, _error_as_result(exc)))
-            raise await self.error(exc, site.owner, site.secrets, site.server) from None
+            raise await self.error(exc, site.owner, site.secrets, site.server, site.secrets_allow) from None
         except Exception as exc:  # the one boundary of a fast-lane call: the server must not go down
             return result_json(await self._failed(site, exc))
 
@@ -238,7 +240,9 @@ class ResultBoundary:
             if site.secrets == "pass" or not may_hold_secret(body):
                 self._count_inline(site, len(body))  # its bytes as relayed: nothing parsed or tokenized here
                 return body  # the common case: the downstream's bytes, unread
-            redacted = await anyio.to_thread.run_sync(self.redactor.redact_wire, raw, site.owner, site.server)
+            redacted = await anyio.to_thread.run_sync(
+                self.redactor.redact_wire, raw, site.owner, site.server, site.secrets_allow
+            )
             self._count_inline(site, len(body))
             return body if redacted is raw else redacted
         result = mt.CallToolResult.model_validate(raw)
@@ -251,7 +255,9 @@ class ResultBoundary:
         """The result itself, or, when the policy says so, the reference to where it was stored; its secrets
         replaced by handles either way (a stored result is redacted before it is stored)."""
         if site.secrets == "redact" and may_hold_secret_in(result):
-            result = await anyio.to_thread.run_sync(self.redactor.redact_result, result, site.owner, site.server)
+            result = await anyio.to_thread.run_sync(
+                self.redactor.redact_result, result, site.owner, site.server, site.secrets_allow
+            )
         decision = decide(site.mode, result, self.settings.thresholds)
         if not decision.store:
             self._count_inline(site, result_text_size(result)[0])
@@ -262,7 +268,9 @@ class ResultBoundary:
         arguments = self._tool_arguments(site)
         if site.secrets == "redact" and arguments is not None and json_may_hold_secret(arguments):
             # memory_list shows the arguments: a secret typed into them is kept out of that answer too
-            arguments = await anyio.to_thread.run_sync(self.redactor.redact_json, arguments, site.owner, site.server)
+            arguments = await anyio.to_thread.run_sync(
+                self.redactor.redact_json, arguments, site.owner, site.server, site.secrets_allow
+            )
         try:
             memory = await anyio.to_thread.run_sync(self._memory)
             reference = await anyio.to_thread.run_sync(
@@ -305,11 +313,14 @@ class ResultBoundary:
         """A proxied prompt, its secrets replaced by handles unless its server's `"secrets"` is `"pass"`."""
         return await self._redacted(self.redactor.redact_prompt, result, owner, secrets, server)
 
-    async def error(self, exc: MCPError, owner: str, secrets: SecretsMode, server: str) -> MCPError:
+    async def error(
+        self, exc: MCPError, owner: str, secrets: SecretsMode, server: str, allow: frozenset[str] = frozenset()
+    ) -> MCPError:
         """A downstream's protocol error as the client gets it: its secrets replaced by handles (`exc` itself when
         it holds none). A downstream may quote what it rejected, a credential included."""
+        redact = functools.partial(self.redactor.redact_error, allow=allow)
         try:
-            error = await self._redacted(self.redactor.redact_error, exc.error, owner, secrets, server)
+            error = await self._redacted(redact, exc.error, owner, secrets, server)
         except Exception as problem:  # the secrets table failed: the error is still answered, its text withheld
             # No traceback: its context is the downstream's error, text and all.
             logger.error("a downstream's error could not be checked for secrets: %r", problem)
@@ -341,7 +352,9 @@ class ResultBoundary:
         if site.secrets == "pass" or not may_hold_secret(model_text(result)):
             return result
         try:
-            return await anyio.to_thread.run_sync(self.redactor.redact_result, result, site.owner, site.server)
+            return await anyio.to_thread.run_sync(
+                self.redactor.redact_result, result, site.owner, site.server, site.secrets_allow
+            )
         except Exception as problem:  # the secrets table failed: still an answer, its text withheld
             logger.error("an error of %s could not be checked for secrets: %r", site.source, problem)
             return error_result(

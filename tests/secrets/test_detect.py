@@ -76,3 +76,49 @@ def test_the_readme_states_the_measured_figures() -> None:
     readme = " ".join((REPO / "README.md").read_text().split())
     assert describe(tuned()) in readme
     assert describe(held_out()) in readme
+
+
+#: Ordinary code the detector used to rewrite (read through fs__read_text_file, a coding agent then wrote the
+#: handles back into the file): a name, an attribute, a call, the key's own name, a documentation example.
+CODE_THAT_HOLDS_NO_SECRET = [
+    "def login(credentials):\n    client.auth(credentials=credentials)\n",
+    "def connect(password):\n    return Db(password=password)\n",
+    "pw_input = input()\nconnect(password=pw_input)\n",
+    "secret_key = settings.SECRET_KEY\n",
+    "_CLIENT_SECRET = 'CLIENT_SECRET'\n",
+    "token = os.environ['GITHUB_TOKEN']\n",
+    "api_key = config.get('api_key')\n",
+    "password = getpass.getpass('Password: ')\n",
+    "self.password = config['password']\n",
+    "key=itemgetter(1)\n",
+    "RC2_KEY = rc2_key_st\nclass rc2_key_st(Structure): pass\n",
+    "[server1]\nusername:me\npassword:secret\n",
+    "const options = new URL('http://abc:pass@example.com');\n",
+    "const token = await getToken(user);\n",
+]
+
+
+@pytest.mark.parametrize("code", CODE_THAT_HOLDS_NO_SECRET)
+def test_code_that_names_a_secret_holds_none(code: str) -> None:
+    assert find_secrets(code) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("DB_PASSWORD=s3cretpass\n", "s3cretpass"),  # a bare word of a .env line still is one
+        ('password = "Tr0ub4dor&3"\n', "Tr0ub4dor&3"),  # a quoted string in code is a value
+        ("export API_TOKEN=q8Zr2LmX7vTb\n", "q8Zr2LmX7vTb"),
+    ],
+)
+def test_a_config_lines_value_is_still_a_secret(text: str, value: str) -> None:
+    assert [finding.value for finding in find_secrets(text)] == [value]
+
+
+def test_every_kind_a_finding_may_name_is_one_secrets_allow_accepts() -> None:
+    from offprompt.secret_kinds import SECRET_KINDS
+    from offprompt.secrets.detect import DETECTOR_KINDS
+
+    assert DETECTOR_KINDS <= SECRET_KINDS
+    named = {kind for case in SECRETS for kind, _ in case.secrets}
+    assert named <= SECRET_KINDS

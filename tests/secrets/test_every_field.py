@@ -191,3 +191,24 @@ async def test_content_blocks_of_no_mcp_shape_become_a_clear_error(path: str, tm
     said = answer.content[0]
     assert isinstance(said, mt.TextContent)
     assert said.text.startswith("evil.weird answered with a malformed tool result (content.0")
+
+
+@PATHS
+async def test_secrets_allow_lets_one_kind_through_and_keeps_the_others_as_handles(path: str, tmp_path: Path) -> None:
+    config = servers(tmp_path, secrets_allow=["aws-access-key"])
+    async with proxied(path, tmp_path, config) as call:
+        echoed = await call("evil__echo", {"text": f"id {AWS_KEY} token {GITHUB_TOKEN}"})
+    block = echoed.content[0]
+    assert isinstance(block, mt.TextContent)
+    assert AWS_KEY in block.text  # the kind this server may show
+    assert GITHUB_TOKEN not in wire(echoed)
+    assert [m.group(0).split()[-1] for m in HANDLE.finditer(block.text)] == ["github-token⟧"]
+
+
+def test_secrets_allow_names_only_kinds_the_detector_knows() -> None:
+    from offprompt.config import parse_config
+
+    loaded = parse_config({"mcpServers": {"x": {"command": "x", "tools": {"t": {"secrets_allow": ["pasword"]}}}}})
+    assert "x" in loaded.problems
+    assert "secrets_allow" in loaded.problems["x"]
+    assert "unknown kind of secret 'pasword'" in loaded.problems["x"]

@@ -43,6 +43,7 @@ from pydantic import (
 from offprompt.config.jsonc import key_lines, strip_jsonc
 from offprompt.config.variables import Loc, interpolate
 from offprompt.errors import ConfigError
+from offprompt.secret_kinds import SECRET_KINDS
 
 __all__ = [
     "ChromaSettings",
@@ -214,6 +215,13 @@ class OffpromptSettings(BaseModel):
             raise ConfigError("\n".join(lines)) from None
 
 
+def _known_secret_kinds(value: list[str]) -> list[str]:
+    unknown = [kind for kind in value if kind not in SECRET_KINDS]
+    if unknown:
+        raise ValueError(f"unknown kind of secret {unknown[0]!r}; the kinds are: {', '.join(sorted(SECRET_KINDS))}")
+    return value
+
+
 class ToolPolicy(BaseModel):
     """One tool's entry under a server's `tools`."""
 
@@ -221,6 +229,9 @@ class ToolPolicy(BaseModel):
 
     off_prompt: OffPrompt | None = None
     secrets: SecretsMode | None = None
+    secrets_allow: list[str] = Field(default_factory=list)
+
+    _known_kinds = field_validator("secrets_allow")(_known_secret_kinds)
 
 
 class _ServerBase(BaseModel):
@@ -228,6 +239,8 @@ class _ServerBase(BaseModel):
 
     off_prompt: OffPrompt = "auto"
     secrets: SecretsMode = "redact"  # "pass" for a tool whose job is to show a secret to the user
+    #: Kinds of secret (detector names) left as they are in this server's results: a narrower way out than "pass".
+    secrets_allow: list[str] = Field(default_factory=list)
     tools: dict[str, ToolPolicy] = Field(default_factory=dict)  # keyed by the downstream tool name
     timeout_seconds: float | None = Field(default=None, gt=0)  # None: offprompt.call_timeout_seconds
     disabled: bool = False
@@ -249,6 +262,13 @@ class _ServerBase(BaseModel):
         if tool is not None and tool.off_prompt is not None:
             return tool.off_prompt
         return self.off_prompt
+
+    _known_kinds = field_validator("secrets_allow")(_known_secret_kinds)
+
+    def secrets_allow_for(self, tool_name: str) -> frozenset[str]:
+        """The kinds of secret left as they are in this tool's results: the server's and the tool's own."""
+        tool = self.tools.get(tool_name)
+        return frozenset(self.secrets_allow) | frozenset(tool.secrets_allow if tool is not None else ())
 
     def secrets_for(self, tool_name: str) -> SecretsMode:
         """The tool's own `secrets` if set, else the server's."""

@@ -409,6 +409,7 @@ class Route:
     secrets: SecretsMode = field(default="redact", compare=False)
     #: The tool's `intent` argument is offprompt's (added to its schema when listed): never forwarded.
     intent: bool = field(default=False, compare=False)
+    secrets_allow: frozenset[str] = field(default=frozenset(), compare=False)
 
 
 class Proxy:
@@ -557,7 +558,8 @@ class Proxy:
                     update["input_schema"] = schema
                 config = downstream.config
                 mode, secrets = config.policy_for(tool.name), config.secrets_for(tool.name)
-                routes[public] = Route(name, tool.name, mode, secrets, intent=schema is not None)
+                allow = config.secrets_allow_for(tool.name)
+                routes[public] = Route(name, tool.name, mode, secrets, schema is not None, allow)
                 listed.append(tool.model_copy(update=update))
         self._routes, self._listed, self._routes_version = routes, listed, version
         self.collisions = collisions

@@ -23,7 +23,9 @@ from typing import Any
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 from pydantic import BaseModel
 
-__all__ = ["Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
+from offprompt.secret_kinds import SECRET_KINDS
+
+__all__ = ["KINDS", "Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +158,7 @@ def _keyword_kind(match: re.Match[str]) -> str:
         return ""  # "pass: 12, fail: 3" is a test summary; DB_PASS is a key
     key = (before + word).lower().replace("-", "_")
     value = _value_of(match)
-    if _HARMLESS.search(key):
+    if _HARMLESS.search(key) or _names_no_secret(match, key, value):
         return ""
     if ("aws" in key or "secretaccesskey" in key or "secret_access_key" in key) and _AWS_SECRET.fullmatch(value):
         return "aws-secret-key"
@@ -169,6 +171,60 @@ def _keyword_kind(match: re.Match[str]) -> str:
     if key.endswith("token"):
         return "token" if _random_looking(value, 8) else ""
     return "api-key" if _random_looking(value, 8) else ""
+
+
+#: Values of documentation and tests, not of a deployment: `password: secret` in a .pypirc example.
+_EXAMPLE_VALUES = frozenset(
+    {
+        "secret", "sekrit", "password", "passwd", "pass", "pwd", "pw", "mypassword", "test", "testing", "foo",
+        "bar", "baz", "qux", "hunter2", "xyzzy", "abc123", "123456", "letmein", "changeit", "admin", "root",
+        "user", "username", "token", "key", "apikey", "api_key", "value",
+    }
+)  # fmt: skip
+#: Words of code that start an expression, not a value: `token = await fetch(...)`, `key: function (`.
+_CODE_WORDS = frozenset(
+    {
+        "await", "new", "this", "self", "cls", "function", "lambda", "async", "yield", "not", "typeof",
+        "require", "return", "void", "const", "let", "var", "def", "if", "else", "or", "and", "in", "is",
+    }
+)  # fmt: skip
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+")
+
+
+def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
+    """Whether the value after a secret's key is something else: in code, a name or an expression
+    (`password = password`, `secret_key = settings.SECRET_KEY`, `key=itemgetter(1)`, `token = tok` where `tok`
+    is a variable of the same text); anywhere, the key's own name (`_CLIENT_SECRET = 'CLIENT_SECRET'`) or a
+    documentation example (`password: secret`). A bare word of a `KEY=value` line that names nothing else in the
+    text (`DB_PASSWORD=s3cretpass`) is still a secret."""
+    lowered = value.lower()
+    squeezed = lowered.replace("-", "_").strip("_")
+    if squeezed in (key.strip("_"), match.group("word").lower()) or squeezed in _EXAMPLE_VALUES:
+        return True
+    if "password" in lowered or "passwd" in lowered or lowered.startswith("your"):
+        return True  # rest-of-my-password, yourpassword
+    if match.lastgroup != "bare":
+        return False  # a quoted string is a value, in code too: password = "hunter3"
+    if "(" in value or "[" in value or lowered in _CODE_WORDS or _DOTTED.fullmatch(value):
+        return True  # a call, an index, an attribute: config['password'], getpass(), self.password
+    if _IDENTIFIER.fullmatch(value):
+        return _named_elsewhere(match.string, value, match.start(match.lastgroup))
+    return False
+
+
+def _named_elsewhere(text: str, name: str, at: int) -> bool:
+    """Whether `name` occurs as a whole word in `text` somewhere else than at `at`: a variable of the code."""
+    start = text.find(name)
+    while start != -1:
+        end = start + len(name)
+        whole = (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_$")) and (
+            end == len(text) or not (text[end].isalnum() or text[end] in "_$")
+        )
+        if whole and start != at:
+            return True
+        start = text.find(name, start + 1)
+    return False
 
 
 # Glued prefixes that make a key of `key`, `token` or `secret` (apikey, authtoken, clientsecret).
@@ -193,7 +249,9 @@ def _basic(value: str) -> bool:
 
 
 def _not_a_port(value: str) -> bool:
-    return _real(value) and not value.isdigit()  # host:port@ is not a password
+    """A URL's password: not a port (host:port@), nor a documentation example (`http://user:pass@host`)."""
+    lowered = value.lower()
+    return _real(value) and not value.isdigit() and lowered not in _EXAMPLE_VALUES and "pass" not in lowered
 
 
 _DETECTORS: tuple[_Detector, ...] = (
@@ -369,6 +427,10 @@ _DETECTORS: tuple[_Detector, ...] = (
         word_start=False,
     ),
 )
+
+#: Every kind of secret a finding may name (a detector's, or a `key = value` key's): `secrets_allow`'s words.
+KINDS = SECRET_KINDS
+DETECTOR_KINDS: frozenset[str] = frozenset(d.kind for d in _DETECTORS)
 
 _ANCHORS: tuple[str, ...] = tuple(sorted({a for d in _DETECTORS for a in d.anchors}))
 # One Aho-Corasick pass finds every anchor at once: a text with none pays that pass and nothing else (about 60

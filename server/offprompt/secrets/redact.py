@@ -83,10 +83,13 @@ class Redactor:
 
     # -- results -> handles ---------------------------------------------------------------------------------
 
-    def redact_text(self, text: str, owner: str, server: str, *, in_uri: bool = False) -> str:
+    def redact_text(
+        self, text: str, owner: str, server: str, *, in_uri: bool = False, allow: Collection[str] = ()
+    ) -> str:
         """`text` with every secret replaced by its handle (the same text when it holds none); `server` produced
-        it. `in_uri`: the handles go in percent-encoded."""
-        findings = find_secrets(text)
+        it. `in_uri`: the handles go in percent-encoded. `allow`: kinds of secret left as they are (the
+        tool's `secrets_allow`)."""
+        findings = [f for f in find_secrets(text) if f.kind not in allow] if allow else find_secrets(text)
         if not findings:
             return text
         parts: list[str] = []
@@ -99,33 +102,35 @@ class Redactor:
         logger.info("replaced %d secret(s) by handles: %s", len(findings), ", ".join(f.kind for f in findings))
         return "".join(parts)
 
-    def redact_json(self, value: Any, owner: str, server: str) -> Any:
+    def redact_json(self, value: Any, owner: str, server: str, allow: Collection[str] = ()) -> Any:
         """Every string in a JSON value redacted; the very same object when nothing changed."""
         if isinstance(value, str):
-            return self.redact_text(value, owner, server)
+            return self.redact_text(value, owner, server, allow=allow)
         if isinstance(value, dict):
-            items = {key: self.redact_json(item, owner, server) for key, item in value.items()}
+            items = {key: self.redact_json(item, owner, server, allow) for key, item in value.items()}
             return value if all(items[key] is value[key] for key in value) else items
         if isinstance(value, list):
-            redacted = [self.redact_json(item, owner, server) for item in value]
+            redacted = [self.redact_json(item, owner, server, allow) for item in value]
             return value if all(a is b for a, b in zip(redacted, value, strict=True)) else redacted
         return value
 
-    def redact_wire(self, raw: dict[str, Any], owner: str, server: str) -> dict[str, Any]:
+    def redact_wire(self, raw: dict[str, Any], owner: str, server: str, allow: Collection[str] = ()) -> dict[str, Any]:
         """A protocol result as JSON (a tool result, a read resource, a prompt, an error's data) with every string
         a model may see redacted; `raw` itself when unchanged."""
-        redacted: dict[str, Any] = self._protocol(raw, owner, server, None)
+        redacted: dict[str, Any] = self._protocol(raw, owner, server, None, allow)
         return redacted
 
-    def _protocol(self, value: Any, owner: str, server: str, key: str | None) -> Any:
+    def _protocol(self, value: Any, owner: str, server: str, key: str | None, allow: Collection[str]) -> Any:
         """One value of a protocol message: its own fields by their meaning, a payload (structured content, a
         server's own `_meta` keys) as plain JSON."""
         if isinstance(value, str):
             if key == "uri":
-                return value if value.startswith(OWN_URI) else self.redact_text(value, owner, server, in_uri=True)
-            return self.redact_text(value, owner, server)
+                if value.startswith(OWN_URI):
+                    return value
+                return self.redact_text(value, owner, server, in_uri=True, allow=allow)
+            return self.redact_text(value, owner, server, allow=allow)
         if isinstance(value, list):
-            items = [self._protocol(item, owner, server, key) for item in value]
+            items = [self._protocol(item, owner, server, key, allow) for item in value]
             return value if all(a is b for a, b in zip(items, value, strict=True)) else items
         if not isinstance(value, dict):
             return value
@@ -135,27 +140,30 @@ class Redactor:
             if name == "blob" or (binary and name == "data"):
                 out[name] = item  # base64: no text to read a secret from
             elif name == "structuredContent":
-                out[name] = self.redact_json(item, owner, server)
+                out[name] = self.redact_json(item, owner, server, allow)
             elif name == "_meta" and isinstance(item, dict):
-                out[name] = self._meta(item, owner, server)
+                out[name] = self._meta(item, owner, server, allow)
             else:
-                out[name] = self._protocol(item, owner, server, name)
+                out[name] = self._protocol(item, owner, server, name, allow)
         return value if all(out[name] is value[name] for name in value) else out
 
-    def _meta(self, meta: dict[str, Any], owner: str, server: str) -> dict[str, Any]:
+    def _meta(self, meta: dict[str, Any], owner: str, server: str, allow: Collection[str]) -> dict[str, Any]:
         out = {
-            key: item if key in PROTOCOL_META else self.redact_json(item, owner, server) for key, item in meta.items()
+            key: item if key in PROTOCOL_META else self.redact_json(item, owner, server, allow)
+            for key, item in meta.items()
         }
         return meta if all(out[key] is meta[key] for key in meta) else out
 
-    def _redact_model(self, model: M, owner: str, server: str) -> M:
+    def _redact_model(self, model: M, owner: str, server: str, allow: Collection[str] = ()) -> M:
         dumped = model.model_dump(mode="json", by_alias=True, exclude_none=True)
-        redacted = self.redact_wire(dumped, owner, server)
+        redacted = self.redact_wire(dumped, owner, server, allow)
         return model if redacted is dumped else type(model).model_validate(redacted)
 
-    def redact_result(self, result: mt.CallToolResult, owner: str, server: str) -> mt.CallToolResult:
+    def redact_result(
+        self, result: mt.CallToolResult, owner: str, server: str, allow: Collection[str] = ()
+    ) -> mt.CallToolResult:
         """The result with its secrets replaced by handles; the very same object when it holds none."""
-        return self._redact_model(result, owner, server)
+        return self._redact_model(result, owner, server, allow)
 
     def redact_resource(self, result: mt.ReadResourceResult, owner: str, server: str) -> mt.ReadResourceResult:
         """A proxied resource as read, every string of it redacted; the very same object when it holds none."""
@@ -165,10 +173,10 @@ class Redactor:
         """A proxied prompt, every string of its messages redacted; the very same object when it holds none."""
         return self._redact_model(result, owner, server)
 
-    def redact_error(self, error: mt.ErrorData, owner: str, server: str) -> mt.ErrorData:
+    def redact_error(self, error: mt.ErrorData, owner: str, server: str, allow: Collection[str] = ()) -> mt.ErrorData:
         """A downstream's protocol error, its message and data redacted; the very same object when unchanged."""
-        message = self.redact_text(error.message, owner, server)
-        data = self.redact_json(error.data, owner, server)
+        message = self.redact_text(error.message, owner, server, allow=allow)
+        data = self.redact_json(error.data, owner, server, allow)
         if message is error.message and data is error.data:
             return error
         return error.model_copy(update={"message": message, "data": data})

@@ -90,7 +90,14 @@ def _quiet(forward: ProgressFn) -> ProgressFn:
 def _call_site(ctx: Ctx, route: Route, arguments: dict[str, Any] | None) -> CallSite:
     """A proxied call, as the result boundary sees it."""
     return CallSite(
-        route.server, route.tool, route.mode, arguments, owner_of(ctx) or "", intent=route.intent, secrets=route.secrets
+        route.server,
+        route.tool,
+        route.mode,
+        arguments,
+        owner_of(ctx) or "",
+        intent=route.intent,
+        secrets=route.secrets,
+        secrets_allow=route.secrets_allow,
     )
 
 

@@ -113,7 +113,13 @@ class FastLane:
                 await write({"jsonrpc": "2.0", "method": "notifications/progress", "params": update})
 
         site = CallSite(
-            route.server, route.tool, route.mode, params.get("arguments"), intent=route.intent, secrets=route.secrets
+            route.server,
+            route.tool,
+            route.mode,
+            params.get("arguments"),
+            intent=route.intent,
+            secrets=route.secrets,
+            secrets_allow=route.secrets_allow,
         )
 
         async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:
