@@ -38,9 +38,7 @@ PINNED = {"python": "3.11.7", "node": "v20.20.2"}
 
 
 def _stdlib(first: str, last: str) -> list[Path]:
-    return sorted(
-        p for p in STDLIB.iterdir() if p.name != "site-packages" and first <= p.name[:1].lower() <= last
-    )
+    return sorted(p for p in STDLIB.iterdir() if p.name != "site-packages" and first <= p.name[:1].lower() <= last)
 
 
 def _library(name: str) -> Path:
