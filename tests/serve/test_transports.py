@@ -665,6 +665,25 @@ async def test_one_token_cannot_take_every_session_and_idle_sessions_close(tmp_p
             assert again.status_code == 200
 
 
+async def test_concurrent_initializes_of_one_token_are_admitted_up_to_its_cap_only(tmp_path: Path) -> None:
+    """The cap is taken atomically: a burst of initialize POSTs, all in flight at once, may not all pass a check
+    made before any of them has registered its session."""
+    env = clean_env(OFFPROMPT_AUTH_TOKEN=ALICE)
+    with offprompt_serving(tmp_path / "data", "--transport", "http", "--max-sessions-per-token", "5", env=env) as s:
+        limits = httpx.Limits(max_connections=200, max_keepalive_connections=0)
+        async with httpx.AsyncClient(timeout=120, limits=limits) as http:
+            statuses: list[int] = []
+
+            async def one() -> None:
+                statuses.append((await _open_session(http, s.url, ALICE)).status_code)
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(150):
+                    tg.start_soon(one)
+    assert statuses.count(200) == 5
+    assert statuses.count(429) == 145
+
+
 async def test_one_token_cannot_take_every_sse_connection_and_a_closed_one_frees_its_place(tmp_path: Path) -> None:
     env = clean_env(OFFPROMPT_AUTH_TOKEN=f"{ALICE},{BOB}")
     with offprompt_serving(tmp_path / "data", "--transport", "sse", "--max-sessions-per-token", "3", env=env) as s:

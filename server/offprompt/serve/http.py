@@ -51,6 +51,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from offprompt.errors import ConfigError
 from offprompt.logs import keep_message_content_out_of_logs
+from offprompt.serve.connections import (
+    DEFAULT_HEADER_TIMEOUT_SECONDS,
+    DEFAULT_MAX_WAITING,
+    raise_fd_limit,
+    waiting_protocol,
+)
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -116,12 +122,18 @@ class TransportSettings:
     max_sessions_per_token: int = DEFAULT_SESSIONS_PER_TOKEN
     #: A session with no request for this long is closed.
     session_idle_seconds: float = DEFAULT_SESSION_IDLE_SECONDS
+    #: A connection that has not sent its first request's headers by then is closed (slowloris).
+    header_timeout_seconds: float = DEFAULT_HEADER_TIMEOUT_SECONDS
+    #: Connections still waiting for their headers at once; the oldest goes to make room for a new one.
+    max_waiting_connections: int = DEFAULT_MAX_WAITING
 
     def __post_init__(self) -> None:
         if self.max_sessions_per_token <= 0:
             raise ConfigError("--max-sessions-per-token must be at least 1")
         if not 0 < self.session_idle_seconds < float("inf"):
             raise ConfigError("--session-idle-seconds must be a positive number of seconds")
+        if not 0 < self.header_timeout_seconds < float("inf"):
+            raise ConfigError("--header-timeout-seconds must be a positive number of seconds")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"--port {self.port} is not a TCP port: give 1-65535, or 0 to pick a free one")
         if self.max_request_bytes <= 0:
@@ -194,6 +206,14 @@ def add_transport_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"close an HTTP session after S seconds without a request (default {DEFAULT_SESSION_IDLE_SECONDS:.0f}, "
         "or the config's session_idle_seconds)",
     )
+    parser.add_argument(
+        "--header-timeout-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help=f"close an HTTP connection that has not sent a request's headers after S seconds "
+        f"(default {DEFAULT_HEADER_TIMEOUT_SECONDS:.0f})",
+    )
 
 
 def transport_settings(
@@ -216,6 +236,7 @@ def transport_settings(
         allowed_hosts=tuple(args.allow_host),
         max_sessions_per_token=flag_sessions if flag_sessions is not None else max_sessions_per_token,
         session_idle_seconds=flag_idle if flag_idle is not None else session_idle_seconds,
+        header_timeout_seconds=getattr(args, "header_timeout_seconds", None) or DEFAULT_HEADER_TIMEOUT_SECONDS,
     )
 
 
@@ -344,6 +365,10 @@ class SessionCap:
         self.manager = manager
         self.limit = limit
         self.idle_seconds = idle_seconds
+        #: Sessions admitted but not yet in the manager's registry, per owner: the check and the admission are one
+        #: step (no await between them), and a burst of initializes cannot all pass a check made before any
+        #: registered. Released when the request ends, by when its session is registered (or was not made).
+        self.reserved: Counter[str | None] = Counter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and self._opens_session(Headers(scope=scope)):
@@ -354,6 +379,8 @@ class SessionCap:
                 held = len(self.manager._server_instances) - len(owners)
             else:
                 held = sum(1 for o in owners.values() if o == owner)
+            key = user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
+            held += self.reserved[key]
             if held >= self.limit:
                 logger.warning("refused a new session: its token already holds %d open sessions", held)
                 message = (
@@ -365,6 +392,12 @@ class SessionCap:
                 retry = {"Retry-After": str(int(self.idle_seconds))}
                 await error_response(429, "too_many_sessions", message, retry)(scope, receive, send)
                 return
+            self.reserved[key] += 1
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                self.reserved[key] -= 1
+            return
         await self.app(scope, receive, send)
 
     @staticmethod
@@ -519,7 +552,9 @@ async def serve_transport(
         ws="none",
         lifespan="on",
         timeout_graceful_shutdown=3,  # SSE streams stay open; don't wait for clients forever
+        http=waiting_protocol(settings.header_timeout_seconds, settings.max_waiting_connections),
     )
+    raise_fd_limit()  # a soft limit of 1024 is a common default: the hard limit is what the process may have
     with listener:
         await _Uvicorn(config).serve(sockets=[listener])
 

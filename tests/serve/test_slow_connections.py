@@ -1,0 +1,74 @@
+"""Half-open HTTP connections cannot starve a real caller (slowloris).
+
+Each attacking socket sends a request line and a Host header, and then nothing. offprompt runs with its
+open-file limit at soft = hard = 1024, so raising the soft limit to the hard one (which offprompt does at start)
+cannot be what saves it: the cap on connections still waiting for their headers, and the header deadline, must.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from ..serving import clean_env, serving
+from ..support import offprompt_command
+from .test_transports import session_for
+
+pytestmark = pytest.mark.anyio
+
+ATTACKERS = 1_100
+FD_LIMIT = 1024
+
+
+@contextlib.contextmanager
+def slow_sockets(url: str, count: int) -> Iterator[list[socket.socket]]:
+    parts = urlsplit(url)
+    opened: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.create_connection((parts.hostname, parts.port), timeout=30)
+            sock.sendall(f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n".encode())  # and never the rest
+            opened.append(sock)
+        yield opened
+    finally:
+        for sock in opened:
+            sock.close()
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    sock.settimeout(30)  # bounds a hang: the server's deadline here is 2 s
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+async def test_a_valid_caller_gets_through_while_a_thousand_sockets_send_no_headers(tmp_path: Path) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < ATTACKERS + 200:
+        pytest.skip(f"this process may open only {hard} files; the attack needs {ATTACKERS + 200}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, ATTACKERS + 200), hard))
+    command = [
+        "prlimit",
+        f"--nofile={FD_LIMIT}:{FD_LIMIT}",
+        "--",
+        *offprompt_command(
+            "serve", "--transport", "http", "--port", "0", "--data-dir", str(tmp_path / "data"),
+            "--header-timeout-seconds", "2",
+        ),
+    ]  # fmt: skip
+    with (
+        serving(command, r"offprompt: serving MCP at (\S+)", clean_env()) as served,
+        slow_sockets(served.url, ATTACKERS) as attackers,
+    ):
+        async with session_for(served.url) as session:  # connects after all of them, while they wait
+            assert not (await session.call_tool("memory_list", {})).is_error
+        assert closed_by_server(attackers[-1])  # the newest was not pushed out: the deadline closes it
