@@ -1,16 +1,30 @@
 """Logs name sizes and kinds, never the content of a message: a sensitive result must not reach a log file.
 
 The MCP SDK's transports log whole JSON-RPC messages at DEBUG (results of HTTP and SSE downstreams, the
-bodies clients send). Those records keep their first words and lose the message itself.
+bodies clients send), and sse_starlette logs every event it streams. Those records keep their first words and
+lose the message itself. URLs in any of these loggers' records (a downstream's, which may carry a password or a
+key in its query) keep their scheme, host and path only.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 
-#: The SDK's loggers that write whole messages, and the words that start such a record.
-_MESSAGE_LOGGERS = ("mcp.client.streamable_http", "mcp.client.sse", "mcp.server.sse", "mcp.server.streamable_http")
+#: The loggers that write whole messages or URLs, and the words that start a message record.
+_MESSAGE_LOGGERS = (
+    "mcp.client.streamable_http",
+    "mcp.client.sse",
+    "mcp.server.sse",
+    "mcp.server.streamable_http",
+    "sse_starlette.sse",
+    "httpx",
+    "httpcore",
+)
+_URL = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?:[^/\s@]*@)?(?P<rest>[^\s?#'\"]*)(?:[?#][^\s'\"]*)?")
 _MESSAGE_PREFIXES = (
+    "chunk:",
+    "ping:",
     "SSE message:",
     "Sending client message:",
     "Received server message:",
@@ -30,7 +44,10 @@ class MessageContentFilter(logging.Filter):
             if text.startswith(prefix):
                 record.msg = f"{prefix} ({len(text) - len(prefix) - 1:,} characters, not logged)"
                 record.args = ()
-                break
+                return True
+        if "://" in text:
+            record.msg = _URL.sub(lambda m: f"{m['scheme']}{m['rest']}", text)  # no user, password or query
+            record.args = ()
         return True
 
 
