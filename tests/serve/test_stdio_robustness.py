@@ -150,6 +150,27 @@ def test_a_crash_mid_call_fails_that_call_only(tmp_path: Path) -> None:
     assert line.close() == 0
 
 
+def test_a_server_wedged_on_an_unfinished_message_is_restarted_and_its_other_calls_told(tmp_path: Path) -> None:
+    line = Line(tmp_path, call_timeout_seconds=3)
+    assert line.call(1, "counter__echo", {"text": "up"})["id"] == 1
+    wedge = {"name": "counter__wedge", "arguments": {"size": 1_000_000}}
+    line.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": wedge})
+    sleep = {"name": "counter__sleep", "arguments": {"seconds": 60}}
+    line.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": sleep})  # in flight behind it
+    answers = {answer["id"]: answer for answer in (line.receive(), line.receive())}
+    wedged, other = answers[3], answers[2]
+    assert wedged["result"]["isError"] is True
+    said = wedged["result"]["content"][0]["text"]
+    assert "did not answer within 3 s" in said
+    assert "unfinished (no end of line)" in said
+    assert "starts it again on the next call" in said
+    assert other["id"] == 2
+    assert "unfinished (no end of line)" in other["result"]["content"][0]["text"]
+    again = line.call(4, "counter__echo", {"text": "back"})  # a fresh process: answered, not timed out
+    assert again["result"]["content"][0]["text"] == "back"
+    assert line.close() == 0
+
+
 def test_a_cancelled_call_is_dropped_and_the_next_one_answered(tmp_path: Path) -> None:
     line = Line(tmp_path)
     assert line.call(1, "counter__echo", {"text": "warm"})["id"] == 1  # the downstream is up: the fast lane

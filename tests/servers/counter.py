@@ -66,6 +66,15 @@ def _event(what: str) -> None:
 
 
 @server.tool()
+async def wedge(size: int) -> str:
+    """Write `size` bytes of a message and never end it (no newline), then hang: a wedged server."""
+    # On the wire itself: the SDK points file descriptor 1 at stderr while it serves, from a copy of its own.
+    os.write(_WIRE, b'{"jsonrpc": "2.0", "result": "' + b"x" * size)
+    await anyio.sleep(3600)
+    return "never"
+
+
+@server.tool()
 def crash() -> str:
     """Exit at once, mid-call."""
     os._exit(3)
@@ -76,6 +85,8 @@ def fail(reason: str) -> str:
     """Always fails, as a tool error."""
     raise ToolError(reason)
 
+
+_WIRE = os.dup(1)  # the client's pipe, before the SDK diverts fd 1
 
 if __name__ == "__main__":
     log = os.environ.get("COUNTER_LOG")

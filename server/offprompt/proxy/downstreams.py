@@ -344,6 +344,18 @@ class Downstream:
             with anyio.fail_after(limit):
                 return await send(session)
         except TimeoutError:
+            if isinstance(session, StdioSession) and session.partial_line_bytes:
+                # Wedged, not slow: every later answer would be glued to the unfinished message and lost.
+                reason = (
+                    f"left a message of {session.partial_line_bytes:,} bytes unfinished (no end of line) past the "
+                    "call's timeout"
+                )
+                session.abandon(f"it {reason}")
+                self.stop()
+                raise DownstreamTimeoutError(
+                    f'"{self.name}.{tool}" did not answer within {limit:.0f} s, and MCP server "{self.name}" {reason}: '
+                    "offprompt stopped it (its other calls in flight failed) and starts it again on the next call."
+                ) from None
             raise DownstreamTimeoutError(
                 f'"{self.name}.{tool}" did not answer within {limit:.0f} s; the call was abandoned. '
                 "Try again, or raise timeout_seconds for this server in the offprompt config."

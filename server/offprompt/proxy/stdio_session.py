@@ -87,6 +87,7 @@ class StdioSession:
         self._closed: BaseException | None = None
         self.server_capabilities: mt.ServerCapabilities | None = None
         self.failed_requests = 0  # requests cut off by the server going away; each reports that itself
+        self._buffer = bytearray()  # what the server has written of its next message
         self.initialize_result: dict[str, Any] = {}
 
     # -- the wire ----------------------------------------------------------------
@@ -106,9 +107,22 @@ class StdioSession:
         finally:
             self._fail(anyio.EndOfStream())
 
+    @property
+    def partial_line_bytes(self) -> int:
+        """Bytes of a message the server has begun and not ended with a newline."""
+        return len(self._buffer)
+
+    def abandon(self, reason: str) -> None:
+        """Give up on this server: every waiting request fails saying `reason`, and the process is killed (its
+        next call starts it again)."""
+        logger.error("a downstream server: %s; stopping it", reason)
+        self._fail(ConnectionClosedError(reason), reason)
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
+
     async def _read(self) -> None:
         assert self._process.stdout is not None
-        buffer = bytearray()
+        buffer = self._buffer
         try:
             while chunk := await self._process.stdout.read(READ_CHUNK):
                 start = len(buffer)
