@@ -72,3 +72,29 @@ def invalid_request(message: Any) -> dict[str, Any] | None:
     request_id = message.get("id") if isinstance(message, dict) and _is_id(message.get("id")) else None
     error = {"code": INVALID_REQUEST, "message": f"Invalid Request: {problem}"}
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+#: The deepest nesting offprompt reads (orjson's own limit, and the documented one of the fast lane).
+MAX_DEPTH = 1024
+#: The deepest nesting the SDK's models serialize (pydantic-core stops near 255): what the SDK path can answer.
+MODEL_MAX_DEPTH = 200
+
+
+def depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deep a JSON value nests (a scalar is 0), counted without recursion; stops counting past `limit`."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        level += 1
+        deepest = max(deepest, level)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, level) for child in children)
+    return deepest

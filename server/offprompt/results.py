@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -39,7 +40,7 @@ from pydantic import ValidationError
 from offprompt.artifacts import from_result
 from offprompt.config import OffPrompt, OffpromptSettings, SecretsMode
 from offprompt.errors import OffpromptError
-from offprompt.jsonrpc import dumps
+from offprompt.jsonrpc import MAX_DEPTH, MODEL_MAX_DEPTH, depth, dumps
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.policy import Thresholds, decide, passes_by_size, result_text_size
 from offprompt.proxy.intent import INTENT
@@ -174,6 +175,9 @@ class ResultBoundary:
         self._memory: MemorySource = (lambda: memory) if isinstance(memory, TaskMemory) else memory
         self._opened = memory if isinstance(memory, TaskMemory) else None
         self.settings = settings or ResultSettings()
+        # The walks over arguments and results (handles, redaction) recurse once or twice per level: JSON as deep
+        # as offprompt reads must not meet Python's default limit of 1,000 frames.
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 6 * MAX_DEPTH))
         # The secrets table sits in the memory's directory; it opens with the first secret or handle.
         self.redactor = redactor or Redactor(lambda: self._memory().directory, sharing)
 
@@ -254,6 +258,13 @@ class ResultBoundary:
     async def settle(self, site: CallSite, result: mt.CallToolResult) -> mt.CallToolResult:
         """The result itself, or, when the policy says so, the reference to where it was stored; its secrets
         replaced by handles either way (a stored result is redacted before it is stored)."""
+        nested = depth(result.structured_content, MODEL_MAX_DEPTH)
+        if nested > MODEL_MAX_DEPTH:
+            return error_result(
+                f"{site.source} answered with structured content nested more than {MODEL_MAX_DEPTH} levels deep, "
+                f"deeper than offprompt can check and answer here (the SDK's models stop near 255 levels). Over "
+                f"stdio, a 2025-11-25 client's calls take the fast lane, which relays up to {MAX_DEPTH} levels."
+            )
         if site.secrets == "redact" and may_hold_secret_in(result):
             result = await anyio.to_thread.run_sync(
                 self.redactor.redact_result, result, site.owner, site.server, site.secrets_allow

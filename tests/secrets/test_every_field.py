@@ -8,6 +8,7 @@ subprocess), which must answer alike.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as mt
+import orjson
 import pytest
 from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -212,3 +214,66 @@ def test_secrets_allow_names_only_kinds_the_detector_knows() -> None:
     assert "x" in loaded.problems
     assert "secrets_allow" in loaded.problems["x"]
     assert "unknown kind of secret 'pasword'" in loaded.problems["x"]
+
+
+async def test_the_sdk_path_answers_a_clear_error_for_results_deeper_than_it_can_serialize(tmp_path: Path) -> None:
+    async with proxied("sdk", tmp_path, servers(tmp_path)) as call:
+        answer = await call("evil__deep", {"levels": 450})
+        after = await call("evil__echo", {"text": "still there"})
+    assert answer.is_error
+    said = answer.content[0]
+    assert isinstance(said, mt.TextContent)
+    assert "nested more than 200 levels deep" in said.text
+    assert "RecursionError" not in said.text
+    assert not after.is_error
+
+
+@pytest.mark.parametrize("levels", [450, 1000])
+def test_the_fast_lane_relays_and_redacts_json_nested_a_thousand_levels(tmp_path: Path, levels: int) -> None:
+    """The fast lane's documented limit is 1,024 levels: a result that deep is relayed with its token made a
+    handle, and arguments that deep with a handle in them are refused by name, never with a RecursionError."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))  # this test's own json.dumps of them
+    config = tmp_path / "offprompt.json"
+    # Inline, not stored: a stored result goes through the SDK's models, which stop near 255 levels.
+    config.write_text(json.dumps({**servers(tmp_path), "offprompt": {"threshold_tokens": 100_000}}))
+    served = subprocess.Popen(
+        offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data")),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=subprocess_env(),
+    )
+    assert served.stdin is not None
+    assert served.stdout is not None
+
+    def ask(request_id: int, method: str, params: dict[str, Any]) -> Any:
+        assert served.stdin is not None
+        assert served.stdout is not None
+        line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})  # orjson: 255
+        served.stdin.write(line.encode() + b"\n")
+        served.stdin.flush()
+        while True:
+            message = orjson.loads(served.stdout.readline())
+            if message.get("id") == request_id:
+                return message
+
+    try:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        ask(1, "initialize", init)
+        served.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        deep = ask(2, "tools/call", {"name": "evil__deep", "arguments": {"levels": levels}})
+        arguments: Any = "⟦secret:zzzzzzzzzz token⟧"
+        for _ in range(levels):
+            arguments = [arguments]
+        refused = ask(3, "tools/call", {"name": "evil__echo", "arguments": {"text": "x", "more": arguments}})
+    finally:
+        served.kill()
+        served.wait()
+    assert "structuredContent" in deep.get("result", {}), str(deep)[:600]
+    leaf = deep["result"]["structuredContent"]
+    for _ in range(levels):
+        leaf = leaf["a"]
+    assert HANDLE.fullmatch(leaf["api_token"]) is not None, leaf  # redacted 1,000 levels down
+    said = refused["result"]["content"][0]["text"]
+    assert refused["result"]["isError"] is True
+    assert "⟦secret:zzzzzzzzzz token⟧ is not a secret handle this caller received" in said

@@ -5,9 +5,9 @@ names of its links and resources, and its `_meta`.
 
 It speaks JSON-RPC over stdio by hand, so its errors carry exactly the code it is told (`error(code)`, `data`
 quoting the key as well): -32000 is the usual generic server error and must not read as "the server stopped".
-`weird` answers content blocks of no MCP type. `links` answers a resource link and an embedded resource whose
-URIs hold keys, as a presigned URL does. `echo` appends its arguments to RECORD_FILE and answers them as text,
-to see what offprompt forwards.
+`weird` answers content blocks of no MCP type; `deep(levels)` structured content nested that deep.
+`links` answers a resource link and an embedded resource whose URIs hold keys, as a presigned URL does.
+`echo` appends its arguments to RECORD_FILE and answers them as text, to see what offprompt forwards.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from pathlib import Path
 
 AWS_KEY = "AKIAQX7Z3N5B2LMRTW4E"
 GITHUB_TOKEN = "ghp_" + "Zq7sKc2Vw9LmXb4Tn8Rd1Hf6Jy3Pg5Ae0Ui2"
+sys.setrecursionlimit(10_000)  # `deep` writes JSON 1,000 levels deep
 RECORD = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("hostile.jsonl")
-TOOLS = ("error", "sensitive_error", "links", "weird", "echo")
+TOOLS = ("error", "sensitive_error", "links", "weird", "deep", "echo")
 
 
 def send(message: dict[str, object]) -> None:
@@ -68,6 +69,11 @@ for line in sys.stdin:
         continue
     elif method == "tools/call" and params["name"] == "links":
         result = links()
+    elif method == "tools/call" and params["name"] == "deep":  # structured content nested `levels` deep
+        nested: object = {"api_token": GITHUB_TOKEN}
+        for _ in range(int(params.get("arguments", {}).get("levels", 500))):
+            nested = {"a": nested}
+        result = {"content": [{"type": "text", "text": "deep"}], "structuredContent": nested}
     elif method == "tools/call" and params["name"] == "weird":  # content blocks no client can read
         result = {"content": [{"type": "weird", "text": "?"}, {"type": "text"}]}
     elif method == "tools/call":
