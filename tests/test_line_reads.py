@@ -57,6 +57,19 @@ async def test_reading_on_by_next_line_gives_back_the_text_byte_for_byte(memory:
     assert "".join(parts) == text
 
 
+async def test_after_a_line_read_next_offset_is_where_the_window_was_cut(memory: TaskMemory, client: Client) -> None:
+    """A line read is cut back to the last line break it reaches: reading on from its next_offset (as a client
+    that only knows offsets does) gives the text that follows, nothing skipped and nothing twice."""
+    text = SOURCE.read_text()[:30_000]
+    ref = memory.store([TextArtifact(value=text)], tool="fs.read_file")
+    for line in (1, 40, 200):
+        window, facts = await load(client, artifact_namespace=ref.namespace, line=line, max_tokens=300)
+        assert facts["next_offset"] is not None
+        after, _ = await load(client, artifact_namespace=ref.namespace, offset=facts["next_offset"], max_tokens=300)
+        start = text.index(window)
+        assert text[start:].startswith(window + after), line
+
+
 async def test_offset_windows_say_which_lines_they_cover(memory: TaskMemory, client: Client) -> None:
     text = SOURCE.read_text()
     ref = memory.store([TextArtifact(value=text)], tool="fs.read_file")

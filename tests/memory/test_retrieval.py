@@ -457,3 +457,20 @@ async def test_with_the_embedding_down_queries_answer_by_words_and_texts_are_emb
             assert "violin" in found["results"][0]["text"]
     finally:
         memory.close()
+
+
+def test_a_dense_query_about_one_namespace_answers_from_that_namespace_only(settings: MemorySettings) -> None:
+    """Two texts alike in meaning: scoped to one, a dense query may not rank the other's chunks (a bug that
+    dropped the scope in dense search passed every other test)."""
+    hashed = replace(settings, embedding=EmbeddingSpec("offprompt-test-word-hash", {"dims": 512}))
+    memory = TaskMemory.open(hashed)
+    try:
+        first = memory.store([from_block(mt.TextContent(text=stories_text()))], tool="notes.read")
+        second = memory.store([from_block(mt.TextContent(text=stories_text()))], tool="notes.read")
+        wait(memory)
+        for namespace in (first.namespace, second.namespace):
+            hits, _ = memory.query("violin tuned in fifths", namespace, top_k=10, mode="dense")
+            assert hits
+            assert {hit.namespace for hit in hits} == {namespace}
+    finally:
+        memory.close()

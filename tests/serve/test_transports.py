@@ -349,6 +349,9 @@ async def test_a_namespace_stored_by_one_token_is_hidden_from_another(token_serv
         assert "alice's secret" not in text_of(refused)
         grep = await bob.call_tool("memory_grep", {"pattern": "secret"})
         assert "alice's secret" not in text_of(grep)
+        outline = await bob.call_tool("memory_outline", {"artifact_namespace": namespace})
+        assert outline.is_error  # not even its headings
+        assert "alice's secret" not in text_of(outline)
         with pytest.raises(MCPError):
             await bob.read_resource(uri)
         assert namespace not in {r.name for r in (await bob.list_resources()).resources}
@@ -514,6 +517,18 @@ async def test_the_guard_answers_only_requests_addressed_to_a_local_name(
             "Misdirected request: this offprompt answers only to localhost names (see --allow-host)."
         )
         assert f"refused a request addressed to Host {host!r}" in caplog.messages
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+async def test_listening_on_every_address_does_not_make_that_address_a_host_name(host: str) -> None:
+    """`--host 0.0.0.0` says where to listen, not a name clients use: a page rebinding its name to it is refused."""
+    settings = TransportSettings(transport="http", host=host, auth_tokens=(ALICE,))
+    assert not {"0.0.0.0", "::"} & settings.local_names()
+    for bad in ("0.0.0.0:8765", "[::]:8765"):
+        refused = await guarded(settings, {"Host": bad, "Authorization": f"Bearer {ALICE}"})
+        assert refused.status_code == 421, bad
+    origin = await guarded(settings, {"Origin": "http://0.0.0.0:8765", "Authorization": f"Bearer {ALICE}"})
+    assert origin.status_code == 403
 
 
 @pytest.mark.parametrize(
