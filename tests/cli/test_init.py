@@ -216,3 +216,72 @@ def _strip(text: str) -> str:
     from offprompt.config.jsonc import strip_jsonc
 
     return strip_jsonc(text)
+
+
+def test_init_for_claude_code_moves_user_and_local_scope_servers_and_undo_puts_them_back(
+    home: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """`claude mcp add` writes to the local scope by default (`projects[<dir>].mcpServers`): those move too; the
+    project's shared `.mcp.json` stays and is named; undo puts each entry back in its scope although Claude Code
+    has rewritten its file since."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"team-db": {"command": "db-mcp"}}}))
+    local = {"fs": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}}
+    user = {"sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp"}}
+    path = home / ".claude.json"
+    path.write_text(
+        json.dumps({"numStartups": 3, "mcpServers": user, "projects": {str(project): {"mcpServers": local}}})
+    )
+    ours = tmp_path / "offprompt.json"
+    code, out, err = run(
+        capfd, "init", "--client", "claude-code", "--project", str(project), "--offprompt-config", str(ours), "--yes"
+    )
+    assert code == 0, err
+    assert "fs [local scope]" in out
+    assert "sentry [user scope]" in out
+    assert "stays in" in out
+    assert "team-db" in out
+    after = json.loads(path.read_text())
+    assert set(after["mcpServers"]) == {"offprompt"}
+    assert after["projects"][str(project)]["mcpServers"] == {}
+    assert json.loads(ours.read_text())["mcpServers"] == {**user, **local}
+
+    after["numStartups"] = 4  # Claude Code writes its file on every start
+    path.write_text(json.dumps(after))
+    code, out, _ = run(capfd, "init", "--client", "claude-code", "--undo")
+    assert code == 0
+    assert out.startswith(f"put its moved entries back in {path}")
+    restored = json.loads(path.read_text())
+    assert restored["numStartups"] == 4  # what Claude Code wrote since is kept
+    assert restored["mcpServers"] == user
+    assert restored["projects"][str(project)]["mcpServers"] == local
+    assert not ours.exists()
+
+
+def test_init_merging_into_a_commented_offprompt_config_keeps_its_comments(
+    home: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"mcpServers": {"notion": {"url": "https://mcp.notion.com/mcp"}}}))
+    ours = tmp_path / "offprompt.jsonc"
+    commented = (
+        "{\n"
+        "  // results over 3,000 tokens go off the prompt\n"
+        '  "offprompt": {"threshold_tokens": 3000},\n'
+        '  "mcpServers": {\n'
+        '    "git": {"command": "uvx", "args": ["mcp-server-git"]}, // the repository tools\n'
+        "    /* more to come */\n"
+        "  },\n"
+        "}\n"
+    )
+    ours.write_text(commented)
+    code, _, err = run(capfd, "init", "--client", "cursor", "--offprompt-config", str(ours), "--yes")
+    assert code == 0, err
+    merged = ours.read_text()
+    for comment in ("// results over 3,000 tokens go off the prompt", "// the repository tools", "/* more to come */"):
+        assert comment in merged
+    loaded = load_config(ours, check_paths=False)
+    assert set(loaded.servers) | set(loaded.problems) == {"git", "notion"}
+    assert loaded.settings.threshold_tokens == 3000

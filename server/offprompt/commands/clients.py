@@ -12,6 +12,7 @@ import argparse
 import copy
 import datetime as dt
 import difflib
+import hashlib
 import json
 import os
 import shutil
@@ -20,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from offprompt.config.jsonc import strip_jsonc
+from offprompt.config.jsonc import insert_members, strip_jsonc
 from offprompt.errors import ConfigError, NotFoundError
 
 ENTRY_NAME = "offprompt"
@@ -115,15 +116,34 @@ def _dump(data: Any) -> str:
 
 
 class Plan:
-    """What `init` would change: the client's file and offprompt's config, before and after."""
+    """What `init` would change: the client's file and offprompt's config, before and after.
 
-    def __init__(self, client: str, client_path: Path, offprompt_path: Path) -> None:
+    Claude Code keeps servers in three scopes: user (`mcpServers` of `~/.claude.json`), local (the default of
+    `claude mcp add`: `projects[<project dir>].mcpServers` of the same file) and project (`.mcp.json`, shared
+    with the team). The first two move; the project's file is left to its team and said so.
+    """
+
+    def __init__(self, client: str, client_path: Path, offprompt_path: Path, project: Path | None = None) -> None:
         self.client, self.client_path, self.offprompt_path = client, client_path, offprompt_path
         self.key = "servers" if client == "vscode" else "mcpServers"
         self.before = _read_json(client_path)
-        servers = self.before.get(self.key) or {}
-        if not isinstance(servers, dict):
+        servers = dict(self.before.get(self.key) or {})
+        if not isinstance(self.before.get(self.key) or {}, dict):
             raise ConfigError(f"{client_path}: {self.key} is not an object")
+        self.scopes: dict[str, str] = dict.fromkeys(servers, "user")  # claude-code: where each came from
+        self.project = str((project or Path.cwd()).absolute()) if client == "claude-code" else None
+        self.project_file_servers: list[str] = []  # claude-code: .mcp.json's, which stay
+        local: dict[str, Any] = {}
+        if self.project is not None:
+            entry = (self.before.get("projects") or {}).get(self.project) or {}
+            local = dict(entry.get("mcpServers") or {}) if isinstance(entry, dict) else {}
+            for name, server in local.items():
+                if name not in servers:  # Claude Code prefers the local entry; the user one is shadowed
+                    self.scopes[name] = "local"
+                servers[name] = server
+            shared = Path(self.project) / ".mcp.json"
+            if shared.exists():
+                self.project_file_servers = [n for n in (_read_json(shared).get("mcpServers") or {}) if n != ENTRY_NAME]
         self.offprompt_before = _read_json(offprompt_path) if offprompt_path.exists() else None
         target = copy.deepcopy(self.offprompt_before or {})
         target_key = "servers" if "servers" in target and "mcpServers" not in target else "mcpServers"
@@ -145,9 +165,12 @@ class Plan:
             merged[new_name] = server
             self.moved[name] = new_name
         target[target_key] = merged
+        self.target_key = target_key
         self.offprompt_after = target
-        self.after = dict(self.before)
+        self.after = copy.deepcopy(self.before)
         self.after[self.key] = {**kept, ENTRY_NAME: offprompt_entry(client, offprompt_path)}
+        if self.project is not None and local:
+            self.after["projects"][self.project]["mcpServers"] = {}
 
     @property
     def changes(self) -> bool:
@@ -167,7 +190,7 @@ class Plan:
     def write(self, stamp: str) -> Path:
         backup = self.client_path.with_name(f"{self.client_path.name}{BACKUP_TAG}{stamp}")
         shutil.copy2(self.client_path, backup)
-        manifest = {
+        manifest: dict[str, Any] = {
             "client_config": str(self.client_path),
             "offprompt_config": str(self.offprompt_path),
             "offprompt_backup": None,
@@ -176,11 +199,39 @@ class Plan:
             saved = self.offprompt_path.with_name(f"{self.offprompt_path.name}{BACKUP_TAG}{stamp}")
             shutil.copy2(self.offprompt_path, saved)
             manifest["offprompt_backup"] = str(saved)
+        written = _dump(self.after)
+        if self.client == "claude-code":
+            # Claude Code rewrites its file all the time: undo puts the moved entries back where they were,
+            # unless the file is still as init wrote it (then it is restored byte for byte).
+            manifest["moved"] = [
+                {"name": name, "scope": self.scopes.get(name, "user"), "entry": self._entry(name)}
+                for name in self.moved
+            ]
+            manifest["project"] = self.project
+            manifest["written_sha256"] = hashlib.sha256(written.encode()).hexdigest()
         _write(Path(f"{backup}.json"), _dump(manifest), 0o600)
-        _write(self.offprompt_path, _dump(self.offprompt_after), 0o600)  # env and headers values are in it
+        _write(self.offprompt_path, self._offprompt_text(), 0o600)  # env and headers values are in it
         mode = self.client_path.stat().st_mode & 0o777
-        _write(self.client_path, _dump(self.after), mode)
+        _write(self.client_path, written, mode)
         return backup
+
+    def _entry(self, name: str) -> Any:
+        if self.scopes.get(name) == "local" and self.project is not None:
+            return self.before["projects"][self.project]["mcpServers"][name]
+        return self.before[self.key][name]
+
+    def _offprompt_text(self) -> str:
+        """offprompt's config as it will be written: the new servers put into the file's own text, so its
+        comments and layout stay (`//` comments, trailing commas), or a fresh file."""
+        if self.offprompt_before is None:
+            return _dump(self.offprompt_after)
+        text = self.offprompt_path.read_text(encoding="utf-8-sig")
+        added = {
+            new: self.offprompt_after[self.target_key][new]
+            for new in self.moved.values()
+            if new not in (self.offprompt_before.get(self.target_key) or {})
+        }
+        return insert_members(text, self.target_key, added)
 
 
 def _backups(client_path: Path) -> list[Path]:
@@ -189,14 +240,21 @@ def _backups(client_path: Path) -> list[Path]:
 
 
 def undo(client_path: Path) -> str:
-    """Put the newest backup of the client's file back byte for byte, and offprompt's config as it was."""
+    """Put the newest backup of the client's file back byte for byte (Claude Code's: the entries init moved, if
+    the file changed since), and offprompt's config as it was."""
     backups = _backups(client_path)
     if not backups:
         raise NotFoundError(f"no offprompt backup of {client_path} to restore (`offprompt init` makes one)")
     backup = backups[-1]
     manifest_path = Path(f"{backup}.json")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
-    shutil.copy2(backup, client_path)
+    current = hashlib.sha256(client_path.read_bytes()).hexdigest()
+    if "moved" in manifest and current != manifest.get("written_sha256"):
+        _put_back(client_path, manifest)
+        how = "put its moved entries back in"
+    else:
+        shutil.copy2(backup, client_path)
+        how = "restored"
     offprompt_config = manifest.get("offprompt_config")
     if offprompt_config:
         saved = manifest.get("offprompt_backup")
@@ -207,7 +265,22 @@ def undo(client_path: Path) -> str:
             Path(offprompt_config).unlink(missing_ok=True)  # init created it
     backup.unlink()
     manifest_path.unlink(missing_ok=True)
-    return f"restored {client_path} from {backup.name}"
+    return f"{how} {client_path} from {backup.name}"
+
+
+def _put_back(client_path: Path, manifest: dict[str, Any]) -> None:
+    """Claude Code's file as it is now, with the offprompt entry gone and the moved entries in their scopes."""
+    data = _read_json(client_path)
+    user = dict(data.get("mcpServers") or {})
+    user.pop(ENTRY_NAME, None)
+    for moved in manifest["moved"]:
+        if moved["scope"] == "local" and manifest.get("project"):
+            project = data.setdefault("projects", {}).setdefault(manifest["project"], {})
+            project.setdefault("mcpServers", {})[moved["name"]] = moved["entry"]
+        else:
+            user[moved["name"]] = moved["entry"]
+    data["mcpServers"] = user
+    _write(client_path, _dump(data), client_path.stat().st_mode & 0o777)
 
 
 def _confirm() -> bool:
@@ -232,14 +305,23 @@ def run(args: argparse.Namespace) -> int:
             f"{client_path}: no {args.client} config there; pass --config PATH to name the file it uses"
         )
     offprompt_path = (args.offprompt_config or default_offprompt_config()).expanduser().absolute()
-    plan = Plan(args.client, client_path, offprompt_path)
+    plan = Plan(args.client, client_path, offprompt_path, getattr(args, "project", None))
     if not plan.moved and not plan.changes:
         print(f"{client_path} already starts offprompt alone; nothing to do")
         return 0
     print(plan.diff(), end="")
     if plan.moved:
-        names = ", ".join(n if n == m else f"{n} (as {m})" for n, m in plan.moved.items())
+        names = ", ".join(
+            (n if n == m else f"{n} (as {m})") + (f" [{plan.scopes[n]} scope]" if plan.project else "")
+            for n, m in plan.moved.items()
+        )
         print(f"\nmoves to {offprompt_path} (written 0600, env and headers as they are): {names}")
+    if plan.project_file_servers:
+        print(
+            f"stays in {Path(plan.project or '.') / '.mcp.json'} (project scope, shared with the team): "
+            f"{', '.join(plan.project_file_servers)}; move them to {offprompt_path} and out of .mcp.json "
+            "yourself if the whole team uses offprompt"
+        )
     if plan.kept:
         print(
             f"stays in {client_path.name}: {', '.join(plan.kept)} (uses ${{input:…}}, which only VS Code can "

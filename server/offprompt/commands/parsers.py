@@ -79,5 +79,11 @@ def add(commands: Any) -> None:
     init.add_argument(
         "--offprompt-config", type=Path, default=None, help="offprompt's config file (default: in its config dir)"
     )
+    init.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        help="claude-code: the project whose local-scope servers move too (default: this directory)",
+    )
     init.add_argument("--yes", action="store_true", help="write without asking")
     init.add_argument("--undo", action="store_true", help="restore the client's config from the latest backup")
