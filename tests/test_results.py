@@ -411,7 +411,7 @@ async def test_a_downstreams_error_that_cannot_be_checked_keeps_its_code_and_sho
 ) -> None:
     boundary = ResultBoundary(memory, SMALL_SETTINGS)
 
-    def unavailable(error: object, owner: str, server: str) -> object:
+    def unavailable(error: object, owner: str, server: str, allow: object = ()) -> object:
         raise OSError("secrets table unavailable")
 
     monkeypatch.setattr(boundary.redactor, "redact_error", unavailable)

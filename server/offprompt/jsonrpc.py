@@ -36,9 +36,12 @@ def loads(data: bytes | str) -> Any:
     except orjson.JSONDecodeError:  # NaN, lone surrogates: valid to Python's json
         pass
     try:
-        return json.loads(data)
+        value = json.loads(data)
     except RecursionError:  # orjson stops at depth 1024; the standard library runs out of stack
         raise ValueError("JSON nested too deeply (more than 1024 levels)") from None
+    if depth(value) > MAX_DEPTH:  # the recursion limit may be set higher than orjson's depth
+        raise ValueError("JSON nested too deeply (more than 1024 levels)")
+    return value
 
 
 INVALID_REQUEST = -32600

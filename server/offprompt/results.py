@@ -50,6 +50,10 @@ from offprompt.tokens import count_tokens
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# The walks over arguments and results (handles, redaction) recurse once or twice per level: JSON as deep as
+# offprompt reads must not meet Python's default limit of 1,000 frames. Set once, when the boundary is imported.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 6 * MAX_DEPTH))
+
 #: Gives the memory to store into; `offprompt.wrap` opens it on first use, in a worker thread.
 MemorySource = Callable[[], TaskMemory]
 #: Sends the call downstream with the arguments to forward; answers the result as JSON or as a model.
@@ -175,9 +179,6 @@ class ResultBoundary:
         self._memory: MemorySource = (lambda: memory) if isinstance(memory, TaskMemory) else memory
         self._opened = memory if isinstance(memory, TaskMemory) else None
         self.settings = settings or ResultSettings()
-        # The walks over arguments and results (handles, redaction) recurse once or twice per level: JSON as deep
-        # as offprompt reads must not meet Python's default limit of 1,000 frames.
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), 6 * MAX_DEPTH))
         # The secrets table sits in the memory's directory; it opens with the first secret or handle.
         self.redactor = redactor or Redactor(lambda: self._memory().directory, sharing)
 
