@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -24,6 +25,17 @@ def offprompt_command(*args: str) -> list[str]:
 
 def subprocess_env(**extra: str) -> dict[str, str]:
     return {**os.environ, **extra}
+
+
+def served_over_pipes(config: Path, data_dir: Path) -> subprocess.Popen[bytes]:
+    """`offprompt serve --config CONFIG` as a client starts it, spoken to in raw lines on its pipes."""
+    return subprocess.Popen(
+        offprompt_command("serve", "--config", str(config), "--data-dir", str(data_dir)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=subprocess_env(),
+    )
 
 
 PEERS = REPO / "tests" / "peers" / "node_modules"

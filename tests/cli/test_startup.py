@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.support import REPO, offprompt_command, subprocess_env
+from tests.support import REPO, served_over_pipes
 
 COUNTER = str(REPO / "tests" / "servers" / "counter.py")
 INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
@@ -35,13 +35,7 @@ def test_a_served_process_loads_nothing_heavy_until_it_stores(tmp_path: Path) ->
     vector store, nor the model's runtime, nor the tokenizer tables (~80 MB): its RSS says so."""
     config = tmp_path / "offprompt.json"
     config.write_text(json.dumps({"mcpServers": {"counter": {"command": sys.executable, "args": [COUNTER]}}}))
-    served = subprocess.Popen(
-        offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data")),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=subprocess_env(),
-    )
+    served = served_over_pipes(config, tmp_path / "data")
     try:
         assert served.stdin is not None
         assert served.stdout is not None

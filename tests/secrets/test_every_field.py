@@ -8,7 +8,6 @@ subprocess), which must answer alike.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -27,7 +26,7 @@ from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.proxy.downstreams import Proxy
 from offprompt.secrets import HANDLE
 from offprompt.serve.app import build_server
-from tests.support import REPO, offprompt_command, subprocess_env
+from tests.support import REPO, offprompt_command, served_over_pipes, subprocess_env
 
 pytestmark = pytest.mark.anyio
 
@@ -236,13 +235,7 @@ def test_the_fast_lane_relays_and_redacts_json_nested_a_thousand_levels(tmp_path
     config = tmp_path / "offprompt.json"
     # Inline, not stored: a stored result goes through the SDK's models, which stop near 255 levels.
     config.write_text(json.dumps({**servers(tmp_path), "offprompt": {"threshold_tokens": 100_000}}))
-    served = subprocess.Popen(
-        offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data")),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=subprocess_env(),
-    )
+    served = served_over_pipes(config, tmp_path / "data")
     assert served.stdin is not None
     assert served.stdout is not None
 
