@@ -1,4 +1,6 @@
-"""offprompt as real clients nobody here wrote see it: Claude Code's CLI (`claude mcp add`, `claude mcp list`).
+"""offprompt as real clients nobody here wrote see it: Claude Code's CLI (`claude mcp add`, `claude mcp list`)
+and fast-agent (its `passthrough` model needs no LLM: a message `***CALL_TOOL name {json}` calls a tool, and a
+sampling request is answered with its own text).
 
 Claude Code gives `tools/list` 5 s; before offprompt answered lists from each server's last list, a downstream
 that takes 8 s to start (every `npx -y` server's first run) made it show "tools fetch failed". No API key and no
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +25,9 @@ from ..support import PEERS, REPO, node_peer, offprompt_command, require_install
 pytestmark = pytest.mark.node
 
 CLAUDE = PEERS / ".bin" / "claude"
+#: fast-agent needs Python >= 3.12: .ci/run puts it in a venv of its own made with pyenv's 3.12 or 3.13.
+FAST_AGENT = Path(os.environ.get("OFFPROMPT_TEST_FAST_AGENT") or REPO / ".venv-fast-agent" / "bin" / "fast-agent")
+NAMESPACE = re.compile(r'artifact_namespace "([a-z0-9]+)"')
 COUNTER = REPO / "tests" / "servers" / "counter.py"
 TOKEN = "a-token-for-the-claude-code-test-0123456789"
 
@@ -86,3 +92,50 @@ def test_claude_code_connects_over_http_with_a_header_and_shows_why_a_wrong_toke
     wrong = line_of(listing, "wrong")
     assert "HTTP 401" in wrong
     assert "the bearer token is not valid" in wrong  # our JSON error_description, as Claude Code shows it
+
+
+def fast_agent(tmp_path: Path, message: str) -> str:
+    """One fast-agent run with offprompt (and counter.py behind it) as its one server; what it printed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(HOME=str(tmp_path / "home"), OFFPROMPT_CACHE_DIR=str(tmp_path / "cache"))
+    config = tmp_path / "fastagent.config.yaml"
+    command = [str(FAST_AGENT), "go", "-c", str(config), "--servers", "offprompt", "--model", "passthrough"]
+    done = subprocess.run(
+        [*command, "--quiet", "--message", message],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_fast_agent_calls_a_proxied_tool_reads_the_reference_back_and_samples_through_offprompt(
+    tmp_path: Path,
+) -> None:
+    require_installed(
+        [FAST_AGENT], "python3.12 -m venv .venv-fast-agent && .venv-fast-agent/bin/pip install fast-agent-mcp"
+    )
+    (tmp_path / "home").mkdir()
+    config = tmp_path / "offprompt.json"
+    config.write_text(json.dumps({"mcpServers": {"counter": {"command": sys.executable, "args": [str(COUNTER)]}}}))
+    serve = offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data"))
+    (tmp_path / "fastagent.config.yaml").write_text(
+        "default_model: passthrough\n"
+        "mcp:\n  servers:\n    offprompt:\n"
+        f"      command: {json.dumps(serve[0])}\n"
+        f"      args: {json.dumps(serve[1:])}\n"
+        "      sampling:\n        model: passthrough\n"
+    )
+    stored = fast_agent(tmp_path, '***CALL_TOOL offprompt__counter__lines {"count": 3000}')
+    assert 'Output of "counter.lines" was stored in memory' in stored
+    found = NAMESPACE.search(stored)
+    assert found is not None, stored
+    load = {"artifact_namespace": found[1], "line": 18, "max_tokens": 40}
+    loaded = fast_agent(tmp_path, f"***CALL_TOOL offprompt__memory_load {json.dumps(load)}")
+    assert "2026-11-30T00:00:17 INFO worker-3 handled request 17" in loaded
+    sampled = fast_agent(tmp_path, '***CALL_TOOL offprompt__counter__ask {"question": "what is 2+2?"}')
+    assert "the model said: what is 2+2?" in sampled  # the downstream's sampling request reached fast-agent

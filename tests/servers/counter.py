@@ -16,6 +16,7 @@ from pathlib import Path
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import SamplingMessage, TextContent
 
 server = MCPServer("counter")
 
@@ -44,6 +45,16 @@ async def grow(ctx: Context) -> str:
     server.add_tool(lambda: "extra tool", name="extra", description="Added at run time.")
     await ctx.session.send_tool_list_changed()
     return "grown"
+
+
+@server.tool()
+async def ask(question: str, ctx: Context) -> str:
+    """Ask the client's model (sampling), through offprompt; its answer."""
+    reply = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=question))], max_tokens=64
+    )
+    content = reply.content
+    return f"the model said: {content.text if isinstance(content, TextContent) else content}"
 
 
 @server.tool()
