@@ -262,8 +262,8 @@ async def _check_servers(config: LoadedConfig, reports: dict[str, _ServerReport]
             if gone:
                 report.problems.append(f"{name}: no longer lists {', '.join(gone)}, which it listed before")
         proxy.routes()
-        for collision in proxy.collisions:  # unprefixed names that clash ("prefix": false)
-            clashing = collision.split('"')[1]
+        for collision in proxy.collisions:  # unprefixed names that clash ("prefix": false): the first one it names
+            clashing = next(name for name in reports if collision.startswith(f'MCP server "{name}" lists'))
             reports[clashing].problems.append(collision)
 
 

@@ -216,7 +216,7 @@ class ResultBoundary:
             return await self.settle(site, result)
         except MCPError as exc:
             if site.mode == "always":
-                return await self.settle(site, _error_as_result(exc))
+                return await self._stored_protocol_error(site, exc)
             raise await self.error(exc, site.owner, site.secrets, site.server, site.secrets_allow) from None
         except Exception as exc:  # the one boundary of a proxied call: the server must not go down
             return await self._failed(site, exc)
@@ -227,7 +227,7 @@ class ResultBoundary:
             return await self._relay(site, fetch)
         except MCPError as exc:
             if site.mode == "always":
-                return result_json(await self.settle(site, _error_as_result(exc)))
+                return result_json(await self._stored_protocol_error(site, exc))
             raise await self.error(exc, site.owner, site.secrets, site.server, site.secrets_allow) from None
         except Exception as exc:  # the one boundary of a fast-lane call: the server must not go down
             return result_json(await self._failed(site, exc))
@@ -357,6 +357,15 @@ class ResultBoundary:
         first store: what passes before that is not counted (opening it for a count would take its lock)."""
         if self._opened is not None:
             self._opened.usage.inline(site.server, site.tool, size)
+
+    async def _stored_protocol_error(self, site: CallSite, exc: MCPError) -> mt.CallToolResult:
+        """A sensitive tool's protocol error, stored like its results; a failure to store it is answered like any
+        failure of the call, and chains nothing of the error (its text may hold a secret) into the log."""
+        try:
+            return await self.settle(site, _error_as_result(exc))
+        except Exception as problem:
+            problem.__context__ = None
+            return await self._failed(site, problem)
 
     async def _failed(self, site: CallSite, exc: BaseException) -> mt.CallToolResult:
         """`failure`, its text redacted like a result's: a downstream's words may be quoted in it."""

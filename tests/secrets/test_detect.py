@@ -109,10 +109,26 @@ def test_code_that_names_a_secret_holds_none(code: str) -> None:
         ("DB_PASSWORD=s3cretpass\n", "s3cretpass"),  # a bare word of a .env line still is one
         ('password = "Tr0ub4dor&3"\n', "Tr0ub4dor&3"),  # a quoted string in code is a value
         ("export API_TOKEN=q8Zr2LmX7vTb\n", "q8Zr2LmX7vTb"),
+        ('password = "MyPassword!42"\n', "MyPassword!42"),  # a word of the key inside a real value
+        ("PASSWORD=Password2024\n", "Password2024"),
+        ("SECRET=g7(Kp!2xQz9\n", "g7(Kp!2xQz9"),  # punctuation, not a call
+        ("TOKEN=Zq7.Lm3.Xp9\n", "Zq7.Lm3.Xp9"),  # dots, not an attribute
+        ("DB_PASSWORD=admin\n", "admin"),  # weak, and real
     ],
 )
 def test_a_config_lines_value_is_still_a_secret(text: str, value: str) -> None:
     assert [finding.value for finding in find_secrets(text)] == [value]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DB_PASSWORD=Tr0ub4dorX9\nREDIS_PASSWORD=Tr0ub4dorX9\n",  # one password given twice is a value both times
+        "DB_PASSWORD=Tr0ub4dorX9\nDATABASE_URL=postgres://app:Tr0ub4dorX9@db/shop\n",
+    ],
+)
+def test_a_value_given_twice_is_a_secret_in_both_places(text: str) -> None:
+    assert [finding.value for finding in find_secrets(text)] == ["Tr0ub4dorX9", "Tr0ub4dorX9"]
 
 
 def test_every_kind_a_finding_may_name_is_one_secrets_allow_accepts() -> None:

@@ -72,3 +72,34 @@ async def test_a_valid_caller_gets_through_while_a_thousand_sockets_send_no_head
         async with session_for(served.url) as session:  # connects after all of them, while they wait
             assert not (await session.call_tool("memory_list", {})).is_error
         assert closed_by_server(attackers[-1])  # the newest was not pushed out: the deadline closes it
+
+
+def read_response(sock: socket.socket) -> bytes:
+    """One whole HTTP/1.1 response with a Content-Length, so nothing of it is left to read."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += sock.recv(65536)
+    return data
+
+
+def test_a_kept_alive_connection_gets_the_header_deadline_for_its_next_request_too(tmp_path: Path) -> None:
+    """One quick request, then the next one's headers trickled: uvicorn's keep-alive timer stops at its first
+    byte, so only offprompt's deadline can close it."""
+    command = offprompt_command(
+        "serve", "--transport", "http", "--port", "0", "--data-dir", str(tmp_path / "data"),
+        "--header-timeout-seconds", "2",
+    )  # fmt: skip
+    with serving(command, r"offprompt: serving MCP at (\S+)", clean_env()) as served:
+        parts = urlsplit(served.url)
+        with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+            sock.sendall(f"GET /nothing HTTP/1.1\r\nHost: {parts.netloc}\r\n\r\n".encode())
+            first = read_response(sock)
+            assert first.startswith(b"HTTP/1.1 ")  # answered, and the connection kept
+            sock.sendall(f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n".encode())  # and never the rest
+            assert closed_by_server(sock)

@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 PREFIX = "offprompt-ephemeral-"
 OWNER_LOCK = ".owner.lock"
-#: A directory this young with no lock yet may be one whose process is making it right now.
+#: A directory this young with no lock file may be one whose process is making it right now.
 _NEWBORN_SECONDS = 60.0
 
 
@@ -45,13 +45,16 @@ class EphemeralDirectory:
 
     def __init__(self) -> None:
         self.path = Path(tempfile.mkdtemp(prefix=PREFIX))  # 0700
-        self._fd = os.open(self.path / OWNER_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        # Locked before it has its name: a sweeper never finds the lock file free while this process lives.
+        unnamed = self.path / f"{OWNER_LOCK}.new"
+        self._fd = os.open(unnamed, os.O_RDWR | os.O_CREAT, 0o600)
         _try_lock(self._fd)
+        os.replace(unnamed, self.path / OWNER_LOCK)
 
     def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
         with contextlib.suppress(OSError):
-            os.close(self._fd)
+            os.close(self._fd)  # first: Windows removes no open file
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 def sweep_abandoned(directory: Path | None = None) -> int:
@@ -64,7 +67,7 @@ def sweep_abandoned(directory: Path | None = None) -> int:
         except FileNotFoundError:
             with contextlib.suppress(OSError):
                 if time.time() - found.stat().st_mtime > _NEWBORN_SECONDS:
-                    shutil.rmtree(found, ignore_errors=True)
+                    shutil.rmtree(found, ignore_errors=True)  # old, and never locked
                     swept += 1
             continue
         except OSError:

@@ -344,7 +344,8 @@ class Downstream:
             with anyio.fail_after(limit):
                 return await send(session)
         except TimeoutError:
-            if isinstance(session, StdioSession) and session.partial_line_bytes:
+            stalled = isinstance(session, StdioSession) and session.stalled_for() >= min(5.0, (limit or 0) / 2)
+            if isinstance(session, StdioSession) and session.partial_line_bytes and stalled:
                 # Wedged, not slow: every later answer would be glued to the unfinished message and lost.
                 reason = (
                     f"left a message of {session.partial_line_bytes:,} bytes unfinished (no end of line) past the "

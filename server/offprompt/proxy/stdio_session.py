@@ -15,6 +15,7 @@ import itertools
 import logging
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -88,6 +89,7 @@ class StdioSession:
         self.server_capabilities: mt.ServerCapabilities | None = None
         self.failed_requests = 0  # requests cut off by the server going away; each reports that itself
         self._buffer = bytearray()  # what the server has written of its next message
+        self._last_read = time.monotonic()
         self.initialize_result: dict[str, Any] = {}
 
     # -- the wire ----------------------------------------------------------------
@@ -112,6 +114,10 @@ class StdioSession:
         """Bytes of a message the server has begun and not ended with a newline."""
         return len(self._buffer)
 
+    def stalled_for(self) -> float:
+        """Seconds since the server last wrote anything (a message still arriving is not stalled)."""
+        return time.monotonic() - self._last_read
+
     def abandon(self, reason: str) -> None:
         """Give up on this server: every waiting request fails saying `reason`, and the process is killed (its
         next call starts it again)."""
@@ -125,6 +131,7 @@ class StdioSession:
         buffer = self._buffer
         try:
             while chunk := await self._process.stdout.read(READ_CHUNK):
+                self._last_read = time.monotonic()
                 start = len(buffer)
                 buffer += chunk
                 # Search only the new bytes: a 10 MB line arrives in many chunks.

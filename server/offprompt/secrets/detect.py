@@ -176,9 +176,9 @@ def _keyword_kind(match: re.Match[str]) -> str:
 #: Values of documentation and tests, not of a deployment: `password: secret` in a .pypirc example.
 _EXAMPLE_VALUES = frozenset(
     {
-        "secret", "sekrit", "password", "passwd", "pass", "pwd", "pw", "mypassword", "test", "testing", "foo",
-        "bar", "baz", "qux", "hunter2", "xyzzy", "abc123", "123456", "letmein", "changeit", "admin", "root",
-        "user", "username", "token", "key", "apikey", "api_key", "value",
+        "secret", "sekrit", "password", "passwd", "pass", "pwd", "pw", "mypassword", "yourpassword", "test",
+        "testing", "foo", "bar", "baz", "qux", "hunter2", "xyzzy", "user", "username", "token", "key", "apikey",
+        "api_key", "value",
     }
 )  # fmt: skip
 #: Words of code that start an expression, not a value: `token = await fetch(...)`, `key: function (`.
@@ -189,7 +189,12 @@ _CODE_WORDS = frozenset(
     }
 )  # fmt: skip
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+#: An attribute path of code (`settings.SECRET_KEY`, `win32api.RegEnumKey`); a generated value split by dots
+#: (`Zq7.Lm3.Xp9`) has a digit in every part.
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+")
+_WORD_PART = re.compile(r"(?:^|\.)[A-Za-z_$]+(?:\.|$)")
+#: A call or an index of code: a name (or attribute path) and then `(` or `[`, with no password punctuation.
+_CALL = re.compile(r"[A-Za-z_$][\w$.]*[(\[][^!@#%^&*~]*$")
 
 
 def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
@@ -202,11 +207,11 @@ def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
     squeezed = lowered.replace("-", "_").strip("_")
     if squeezed in (key.strip("_"), match.group("word").lower()) or squeezed in _EXAMPLE_VALUES:
         return True
-    if "password" in lowered or "passwd" in lowered or lowered.startswith("your"):
-        return True  # rest-of-my-password, yourpassword
+    if lowered.endswith(("-password", "_password", "-passwd", "_passwd")) or lowered.startswith("your-"):
+        return True  # rest-of-my-password, your-api-key
     if match.lastgroup != "bare":
         return False  # a quoted string is a value, in code too: password = "hunter3"
-    if "(" in value or "[" in value or lowered in _CODE_WORDS or _DOTTED.fullmatch(value):
+    if _CALL.match(value) or lowered in _CODE_WORDS or (_DOTTED.fullmatch(value) and _WORD_PART.search(value)):
         return True  # a call, an index, an attribute: config['password'], getpass(), self.password
     if _IDENTIFIER.fullmatch(value):
         return _named_elsewhere(match.string, value, match.start(match.lastgroup))
@@ -214,17 +219,27 @@ def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
 
 
 def _named_elsewhere(text: str, name: str, at: int) -> bool:
-    """Whether `name` occurs as a whole word in `text` somewhere else than at `at`: a variable of the code."""
+    """Whether `name` occurs as a whole word in `text` somewhere else than at `at`, and not as a value there (after
+    `=` or `:`): a variable of the code. The same password given twice (`DB_PASSWORD=X`, `REDIS_PASSWORD=X`, or
+    `postgres://app:X@db`) is a value both times, and a secret."""
     start = text.find(name)
     while start != -1:
         end = start + len(name)
         whole = (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_$")) and (
             end == len(text) or not (text[end].isalnum() or text[end] in "_$")
         )
-        if whole and start != at:
+        if whole and start != at and not _assigned_at(text, start):
             return True
         start = text.find(name, start + 1)
     return False
+
+
+def _assigned_at(text: str, start: int) -> bool:
+    """Whether the word at `start` is a value: the last character before it, spaces and quotes aside, is `=`/`:`."""
+    before = start - 1
+    while before >= 0 and text[before] in " \t'\"":
+        before -= 1
+    return before >= 0 and text[before] in "=:"
 
 
 # Glued prefixes that make a key of `key`, `token` or `secret` (apikey, authtoken, clientsecret).
@@ -250,8 +265,7 @@ def _basic(value: str) -> bool:
 
 def _not_a_port(value: str) -> bool:
     """A URL's password: not a port (host:port@), nor a documentation example (`http://user:pass@host`)."""
-    lowered = value.lower()
-    return _real(value) and not value.isdigit() and lowered not in _EXAMPLE_VALUES and "pass" not in lowered
+    return _real(value) and not value.isdigit() and value.lower() not in _EXAMPLE_VALUES
 
 
 _DETECTORS: tuple[_Detector, ...] = (

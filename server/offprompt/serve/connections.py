@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import resource
+import sys
 from collections import OrderedDict
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -27,7 +27,12 @@ DEFAULT_MAX_WAITING = 256
 
 
 def raise_fd_limit() -> int:
-    """Raise this process's open-file limit to its hard limit (a common soft default is 1024); the new limit."""
+    """Raise this process's open-file limit to its hard limit (a common soft default is 1024); the new limit
+    (0 where the platform has no such limit)."""
+    if sys.platform == "win32":
+        return 0
+    import resource  # POSIX only
+
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and soft < hard:
         try:
@@ -43,8 +48,15 @@ def waiting_protocol(header_timeout: float, max_waiting: int) -> type[H11Protoco
     waiting: OrderedDict[H11Protocol, asyncio.TimerHandle] = OrderedDict()  # oldest first
 
     class WaitingLimited(H11Protocol):
+        _seen: object = None  # the request cycle whose headers were last seen complete
+
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self._wait()
+
+        def _wait(self) -> None:
+            """From now, this connection has `header_timeout` to send a request's headers."""
+            self._admitted()
             while len(waiting) >= max_waiting:
                 oldest, timer = waiting.popitem(last=False)
                 timer.cancel()
@@ -64,8 +76,14 @@ def waiting_protocol(header_timeout: float, max_waiting: int) -> type[H11Protoco
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
-            if self.cycle is not None:  # the first request's headers are in: past the deadline's reach
+            if self.cycle is not None and self.cycle is not self._seen:  # a request's headers are in
+                self._seen = self.cycle
                 self._admitted()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():  # kept alive: the next request's headers get the deadline too
+                self._wait()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._admitted()

@@ -236,7 +236,11 @@ def transport_settings(
         allowed_hosts=tuple(args.allow_host),
         max_sessions_per_token=flag_sessions if flag_sessions is not None else max_sessions_per_token,
         session_idle_seconds=flag_idle if flag_idle is not None else session_idle_seconds,
-        header_timeout_seconds=getattr(args, "header_timeout_seconds", None) or DEFAULT_HEADER_TIMEOUT_SECONDS,
+        header_timeout_seconds=(
+            DEFAULT_HEADER_TIMEOUT_SECONDS
+            if getattr(args, "header_timeout_seconds", None) is None
+            else args.header_timeout_seconds
+        ),
     )
 
 
