@@ -366,8 +366,9 @@ def _run_serve(args: argparse.Namespace, ephemeral: str | None) -> int:
     return 0
 
 
-#: How long a stop waits for the indexers' batch under way: a client kills a server that is slow to stop.
-STOP_WAIT_SECONDS = 0.2
+#: How long a stop waits for the indexers' batch under way: none. A client kills a server that is slow to stop,
+#: and an embedding batch cut off resumes at the next start (the text itself was on disk before its reference).
+STOP_WAIT_SECONDS = 0.0
 
 
 def _ignore_stop_signals() -> None:

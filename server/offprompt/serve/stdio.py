@@ -25,7 +25,7 @@ from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
 
 #: After the client closes stdin, how long calls in flight may still answer: a client that closes stdin is
 #: stopping offprompt, and kills it soon (the SDK's stdio client after 2 s).
-DRAIN_SECONDS = 0.4
+DRAIN_SECONDS = 0.25
 
 
 def _dumps(message: dict[str, Any]) -> bytes:
