@@ -33,7 +33,10 @@ def everything_processes(pid: int) -> int:
     """How many server-everything processes the offprompt process `pid` has running as its children."""
     children: list[str] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        children += (task / "children").read_text().split()
+        try:
+            children += (task / "children").read_text().split()
+        except (ProcessLookupError, FileNotFoundError):  # a thread that ended while we looked
+            continue
     count = 0
     for child in children:
         try:
