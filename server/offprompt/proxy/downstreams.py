@@ -228,7 +228,8 @@ class Downstream:
         if self._cache is None:
             return False
         cached, self.cached_tools = self.cached_tools, None
-        if cached is None or _tool_wire(cached) != _tool_wire(live):
+        changed = cached is None or _tool_wire(cached) != _tool_wire(live)  # dumped once each, not twice
+        if changed:
             self._cache.save_tools(self._cache_key, live)
         if cached is None:
             return False
@@ -239,7 +240,7 @@ class Downstream:
                 self.name,
                 ", ".join(gone),
             )
-        return _tool_wire(cached) != _tool_wire(live)
+        return changed
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/tools/list_changed" and self._session is not None:
