@@ -384,3 +384,29 @@ def test_a_request_before_initialize_is_told_to_initialize_first(tmp_path: Path)
     assert line.receive()["id"] == 3
     assert line.receive()["id"] == 4
     assert line.close() == 0
+
+
+def test_offprompt_s_own_work_asked_before_stdin_closes_is_still_answered(tmp_path: Path) -> None:
+    """A script that pipes a session in and closes stdin gets every answer of offprompt's own tools, even one
+    that takes a second (a grep that backtracks ~2^24 steps); only proxied calls are cut short at a stop."""
+    memory = TaskMemory.open(MemorySettings(name="default", data_dir=tmp_path / "data"))
+    try:
+        memory.store([TextArtifact(value="a" * 24 + "b\n")], tool="t.t")
+    finally:
+        memory.close()
+    line = Line(tmp_path, counters={})
+    line.send(
+        {
+            "jsonrpc": "2.0",
+            "id": "grep",
+            "method": "tools/call",
+            "params": {"name": "memory_grep", "arguments": {"pattern": "(a+)+$"}},
+        }
+    )
+    assert line.process.stdin is not None
+    line.process.stdin.close()
+    answer = line.receive()
+    assert answer["id"] == "grep"
+    assert "result" in answer, answer
+    assert not answer["result"].get("isError"), answer
+    assert line.process.wait(timeout=30) == 0

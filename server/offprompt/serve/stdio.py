@@ -10,6 +10,7 @@ import asyncio
 import os
 import stat
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -23,9 +24,13 @@ from offprompt.jsonrpc import MAX_LINE_BYTES, PARSE_ERROR, dumps, invalid_reques
 from offprompt.serve.client_channels import StdioClient
 from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
 
-#: After the client closes stdin, how long calls in flight may still answer: a client that closes stdin is
+#: After the client closes stdin, how long proxied calls in flight may still answer: a client that closes stdin is
 #: stopping offprompt, and kills it soon (the SDK's stdio client after 2 s).
 DRAIN_SECONDS = 0.25
+#: ... and offprompt's own requests (memory tools, lists): a script that pipes a session in and closes stdin gets
+#: their answers. A client that is stopping offprompt cuts this short: Claude Code signals at once, the SDK's stdio
+#: client sends SIGTERM after 2 s, and either ends the process cleanly.
+OWN_DRAIN_SECONDS = 5.0
 
 
 def _dumps(message: dict[str, Any]) -> bytes:
@@ -80,8 +85,9 @@ async def serve_stdio(server: Server[Any], lane: FastLane | None) -> None:
         tg.start_soon(connection.relay_sdk_output)
         await connection.read_client(reader, tg)
         # The client closed stdin: what it asked before that still gets its answer, for a while.
-        with anyio.move_on_after(DRAIN_SECONDS):
-            await connection.drained()
+        async with anyio.create_task_group() as drain:
+            drain.start_soon(_within, DRAIN_SECONDS, connection.proxied_answered)
+            drain.start_soon(_within, OWN_DRAIN_SECONDS, connection.own_answered)
         await connection.to_sdk.aclose()
         if lane is not None:
             lane.cancel_all()
@@ -89,6 +95,11 @@ async def serve_stdio(server: Server[Any], lane: FastLane | None) -> None:
     with anyio.move_on_after(DRAIN_SECONDS):
         await connection.flushed()
     transport.close()
+
+
+async def _within(seconds: float, wait: Callable[[], Awaitable[None]]) -> None:
+    with anyio.move_on_after(seconds):
+        await wait()
 
 
 class _Connection:
@@ -101,6 +112,7 @@ class _Connection:
         self.to_sdk, self.sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         self.sdk_out, self.from_sdk = anyio.create_memory_object_stream[SessionMessage](16)
         self.sdk_requests: set[str | int] = set()  # ids the SDK has yet to answer
+        self.routing: set[str | int] = set()  # proxied calls waiting for their server to start
         self.initialize_seen = False
         self.client = StdioClient(self.write)  # the downstreams' requests to our client go out here
         if lane is not None:
@@ -120,11 +132,16 @@ class _Connection:
                     self.sdk_requests.discard(root.id)
                 await self.write(root.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
 
-    async def drained(self) -> None:
-        """Until every request read so far is answered, by the fast lane or by the SDK."""
-        while self.sdk_requests or (self.lane is not None and self.lane.calls):  # noqa: ASYNC110 - two sources
+    async def proxied_answered(self) -> None:
+        """Until every proxied call read so far has its answer (the fast lane's, and those waiting to be routed)."""
+        while self.routing or (self.lane is not None and self.lane.calls):  # noqa: ASYNC110 - two sources
             await anyio.sleep(0.01)
-        await self.flushed()
+
+    async def own_answered(self) -> None:
+        """Until the SDK has answered every request it was given (offprompt's own tools, lists, and proxied calls
+        off the fast lane)."""
+        while self.sdk_requests:  # noqa: ASYNC110 - answers leave through relay_sdk_output
+            await anyio.sleep(0.01)
 
     async def flushed(self) -> None:
         """Until what was written has reached the client's pipe."""
@@ -196,7 +213,7 @@ class _Connection:
                         continue
                     if taken == "wait":
                         if is_request_id(message.get("id")):
-                            self.sdk_requests.add(message["id"])  # in flight from now: a drain must wait for it
+                            self.routing.add(message["id"])  # in flight from now: a drain must wait for it
                         tg.start_soon(self._route_when_ready, message, tg)  # its server may be still starting
                         continue
                 elif method == "initialize":
@@ -219,10 +236,10 @@ class _Connection:
         route = self.lane.route(message)
         if route is not None:
             self.lane.start(message, route, self.write)  # registered in lane.calls before the id leaves
-            self.sdk_requests.discard(message["id"])
+            self.routing.discard(message["id"])
         else:
-            self.sdk_requests.discard(message.get("id"))
-            await self.to_sdk_send(message)
+            await self.to_sdk_send(message)  # in sdk_requests before it leaves routing
+            self.routing.discard(message.get("id"))
 
 
 async def _read_line(reader: asyncio.StreamReader) -> bytes | None:
