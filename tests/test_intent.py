@@ -65,20 +65,25 @@ async def served(tmp_path: Path, raw: dict[str, Any]) -> AsyncIterator[ClientSes
         yield session
 
 
-async def test_every_proxied_tool_takes_an_intent_that_costs_at_most_30_tokens(
+async def test_every_proxied_tool_takes_an_intent_that_costs_at_most_15_tokens_and_offprompt_s_own_1200(
     memory: TaskMemory, tmp_path: Path
 ) -> None:
+    """Every request pays for tools/list: counted as the wire carries it (compact JSON, o200k_base)."""
     async with proxied(memory, config(tmp_path / "record.jsonl")) as client:
-        read = next(t for t in (await client.list_tools()).tools if t.name == "files__read")
+        listed = (await client.list_tools()).tools
     async with proxied(memory, {**config(tmp_path / "record.jsonl"), "offprompt": {"intent": False}}) as client:
         plain = next(t for t in (await client.list_tools()).tools if t.name == "files__read")
+    read = next(t for t in listed if t.name == "files__read")
     assert read.input_schema["properties"]["intent"]["type"] == "string"
     assert "intent" not in read.input_schema["required"]
     assert "intent" not in plain.input_schema["properties"]  # the switch turns it off
-    cost = count_tokens(json.dumps(read.model_dump(by_alias=True, exclude_none=True))) - count_tokens(
-        json.dumps(plain.model_dump(by_alias=True, exclude_none=True))
+    cost = count_tokens(read.model_dump_json(by_alias=True, exclude_none=True)) - count_tokens(
+        plain.model_dump_json(by_alias=True, exclude_none=True)
     )
-    assert 0 < cost <= 30
+    assert 0 < cost <= 15
+    own = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed if t.name.startswith("memory_")]
+    assert len(own) == 7
+    assert count_tokens(json.dumps(own, separators=(",", ":"))) <= 1200
 
 
 async def test_intent_never_reaches_the_downstream_and_its_passages_come_with_the_reference(

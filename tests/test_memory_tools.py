@@ -91,6 +91,7 @@ async def test_reference_names_memory_namespace_and_links_to_it(memory: TaskMemo
         "kinds": ["text"],
         "tokens": count_tokens("secret " * 100),
         "bytes": 700,
+        "pass_as": f"⟦memory:{ref.namespace}/0⟧",
     }
 
 

@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
 import offprompt
+from offprompt.arguments import Receiver, fill
 from offprompt.config import OffPrompt, parse_config
 from offprompt.errors import InvalidArgumentError
 from offprompt.jsonrpc import dumps
@@ -30,7 +31,7 @@ from offprompt.policy import Thresholds
 from offprompt.proxy.downstreams import Proxy
 from offprompt.proxy.intent import INTENT
 from offprompt.results import CallSite, Fetch, ResultBoundary, ResultSettings, model_text
-from offprompt.secrets import HANDLE_MARK
+from offprompt.secrets import HANDLE_MARK, Redactor
 from offprompt.serve.app import build_server
 from offprompt.tokens import count_tokens
 
@@ -391,7 +392,7 @@ async def test_a_downstreams_protocol_error_resource_and_prompt_get_handles_for_
         assert GHP not in f"{raised.value.error.message} {raised.value.error.data}"
         assert raised.value.error.code == mt.INVALID_PARAMS
         handle = raised.value.error.message.removeprefix("bad credential ")
-        assert boundary.redactor.substitute({"k": handle}, "alice", "files") == {"k": GHP}  # the caller's own handle
+        assert substitute(boundary.redactor, {"k": handle}, "alice", "files") == {"k": GHP}  # the caller's own handle
         with pytest.raises(MCPError) as passed:
             await call(site(owner="alice", secrets="pass"), answering(refused))
         assert passed.value.error.message == f"bad credential {GHP}"  # a tool whose secrets pass shows them
@@ -421,3 +422,8 @@ async def test_a_downstreams_error_that_cannot_be_checked_keeps_its_code_and_sho
     assert "could not be checked for secrets" in raised.value.error.message
     assert GHP not in str(raised.value.error) + caplog.text
     assert "secrets table unavailable" in caplog.text  # the log says why, without the downstream's text
+
+
+def substitute(redactor: Redactor, arguments: dict[str, Any], owner: str, server: str) -> dict[str, Any] | None:
+    """The arguments as a call to `server` by `owner` sends them: handles filled in (`offprompt.arguments`)."""
+    return fill(arguments, Receiver(server, "t", owner, None, None, {}, {}), redactor, None).arguments

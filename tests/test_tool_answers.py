@@ -74,13 +74,21 @@ async def test_a_tool_that_fails_unexpectedly_answers_and_logs_which_one(
     assert "memory_list failed" in caplog.text
 
 
-async def test_a_query_by_words_while_indexing_warns_of_missing_passages_not_meanings(
+async def test_a_query_right_after_a_store_ranks_the_unindexed_text_on_the_spot(
     memory: TaskMemory, client: Client
 ) -> None:
-    with chunker_held(memory):
-        ns = memory.store([TextArtifact(value="Saturn has 146 known moons.")], tool="space.facts").namespace
-        found = await client.call_tool("memory_query", {"query": "Saturn", "mode": "lexical"})  # waits for nobody
-    assert f"Still indexing: {ns}. Its passages may be missing" in text_of(found)
+    filler = "".join(f"Line {n}: the probe logged nominal telemetry.\n" for n in range(3000))
+    text = filler + "Saturn has 146 known moons.\n" + filler
+    with chunker_held(memory):  # the text is not in the lexical index: a reference was just handed out
+        ns = memory.store([TextArtifact(value=text)], tool="space.facts").namespace
+        for mode in ("hybrid", "lexical"):
+            found = await client.call_tool("memory_query", {"query": "how many moons has Saturn", "mode": mode})
+            results = meta(found)["results"]
+            assert results, mode
+            assert results[0]["artifact_namespace"] == ns
+            assert "Saturn has 146 known moons." in results[0]["text"]
+            assert results[0]["line"] <= 3001 <= results[0]["line"] + results[0]["text"].count("\n")
+            assert f"Still indexing: {ns}. Its passages here were ranked by their words" in text_of(found)
 
 
 def test_tool_schemas_drop_titles_and_null_branches_and_keep_real_unions() -> None:
@@ -90,3 +98,27 @@ def test_tool_schemas_drop_titles_and_null_branches_and_keep_real_unions() -> No
     assert _lean(optional) == {"type": "integer"}
     union = {"anyOf": [{"type": "integer"}, {"type": "string"}], "title": "Key"}
     assert _lean(union) == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+
+
+async def test_a_query_answers_its_top_passages_whole_and_more_candidates_one_line_each(
+    memory: TaskMemory, client: Client
+) -> None:
+    text = "".join(f"def handler_{n}(request):\n    return respond(request, code={n})\n\n" for n in range(400))
+    ns = memory.store([TextArtifact(value=text)], tool="fs.read").namespace
+    assert memory.text.wait_chunked(None, 60)  # type: ignore[attr-defined]
+    found = await client.call_tool("memory_query", {"query": "respond request code", "top_k": 2, "more": 4})
+    answer = meta(found)
+    assert len(answer["results"]) == 2
+    assert len(answer["more"]) == 4
+    whole = {(r["artifact_namespace"], r["line"]) for r in answer["results"]}
+    for candidate in answer["more"]:
+        assert set(candidate) == {"artifact_namespace", "item", "line", "end_line", "title", "text"}
+        assert candidate["artifact_namespace"] == ns
+        assert (ns, candidate["line"]) not in whole  # further passages, not the same again
+        assert candidate["line"] <= candidate["end_line"]
+        assert "respond(request" in candidate["text"] or "handler_" in candidate["text"]
+        row = text.splitlines()[candidate["line"] - 1 : candidate["end_line"]]
+        assert any(candidate["text"] in r for r in row)  # its line is one of the lines it names
+        assert f"L{candidate['line']}-{candidate['end_line']}" in text_of(found)
+    none = meta(await client.call_tool("memory_query", {"query": "respond request code", "more": 0}))
+    assert none["more"] == []

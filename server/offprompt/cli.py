@@ -114,7 +114,9 @@ async def _serve(
     # No warm-up here: the tokenizer tables (~80 MB) load with the first result that needs counting, so a client
     # that only lists tools, or whose results all pass by size, never pays for them.
     async with proxy.running():
-        results = ResultBoundary(memory, ResultSettings.of(settings), sharing=proxy.sharing())  # both paths
+        results = ResultBoundary(  # both paths
+            memory, ResultSettings.of(settings), sharing=proxy.sharing(), flows_to=proxy.flows_to()
+        )
         server = build_server(memory, proxy, settings, results)
         if transport.transport != "stdio":
             await serve_transport(server, transport, _announce, listener)

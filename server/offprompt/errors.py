@@ -12,6 +12,7 @@
     ├── StoreUnavailableError    a shared memory's database (PostgreSQL) can't be reached
     ├── UnknownSecretError       a call's arguments hold a secret handle this caller was not given
     │   └── SecretNotSharedError a handle whose value may not go to the called server (`share_with`)
+    ├── ReferenceRefusedError    a `⟦memory:…⟧` argument that can't be filled in, or may not go to that server
     └── DownstreamError          a proxied server failed
         ├── DownstreamUnavailableError   it failed to start, or died
         └── DownstreamTimeoutError       a call took longer than its timeout
@@ -69,6 +70,11 @@ class UnknownSecretError(OffpromptError):
 
 class SecretNotSharedError(UnknownSecretError):
     """A proxied call's arguments hold a handle whose value came from a server that does not share with this one."""
+
+
+class ReferenceRefusedError(OffpromptError):
+    """A proxied call's arguments hold a `⟦memory:…⟧` reference that is malformed, unknown, another caller's, too
+    big, of the wrong kind for its argument, or whose output may not go to the called server: nothing is sent."""
 
 
 class DownstreamError(OffpromptError):

@@ -71,6 +71,7 @@ class OffPromptMiddleware:
         self.source = source
         self.secrets = secrets
         self.pass_secrets = frozenset(pass_secrets)
+        self.schemas: dict[str, Any] = {}  # each tool's input schema, as its tools/list gave it
         self.results = ResultBoundary(
             self.memory, ResultSettings(thresholds or Thresholds(), preview_tokens, outline_tokens)
         )
@@ -99,6 +100,7 @@ class OffPromptMiddleware:
     async def _list(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = _as_dict(await call_next(ctx))
         for tool in result.get("tools", []):
+            self.schemas[tool["name"]] = tool.get("inputSchema")  # what type a `⟦memory:…⟧` argument takes
             if self.policy_for(tool["name"]) != "never":
                 tool.pop("outputSchema", None)  # a reference cannot match it
         if not (ctx.params or {}).get("cursor"):
@@ -125,6 +127,7 @@ class OffPromptMiddleware:
             self.policy_for(name),
             arguments if isinstance(arguments, dict) else None,
             secrets=self.secrets_for(name),
+            schema=self.schemas.get(name),
         )
         made: list[tuple[HandlerResult, mt.CallToolResult]] = []
 

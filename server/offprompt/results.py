@@ -4,7 +4,8 @@ Every path that relays a tool result goes through `ResultBoundary`: the SDK
 path (`serve/app.py`), the stdio fast lane (`serve/fastlane.py`) and
 `offprompt.wrap` (`middleware.py`). It owns, once:
 
-- the arguments that go out (what the model sent, minus what is for offprompt);
+- the arguments that go out (what the model sent, minus what is for offprompt, with
+  `⟦secret:…⟧` handles and `⟦memory:…⟧` references filled in by `arguments.py`);
 - the call's failures: offprompt's own errors and a downstream's malformed or
   crashed answer become an `isError` result that says what to do, redacted like
   a result, and nothing of a sensitive (`always`) result is quoted in it or in
@@ -13,7 +14,8 @@ path (`serve/app.py`), the stdio fast lane (`serve/fastlane.py`) and
 - the decision (`policy.py`) and, when the result goes off the prompt, storing
   it and answering with its reference;
 - secrets (`secrets/`): handles in the arguments become their values on the
-  way out, for a server allowed to receive them; known-format secrets anywhere
+  way out, for a server allowed to receive them (and a stored output passed on
+  goes only where its origin allows); known-format secrets anywhere
   in the result become handles on the way back, before anything is stored,
   unless the tool's `"secrets"` is `"pass"`.
 
@@ -26,8 +28,10 @@ A proxied resource's text and a proxied prompt's messages reach the model too:
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import sys
+import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -37,14 +41,16 @@ import mcp_types as mt
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from offprompt.arguments import MEMORY_MARK, Filled, Receiver, fill, holds_token
 from offprompt.artifacts import from_result
 from offprompt.config import OffPrompt, OffpromptSettings, SecretsMode
 from offprompt.errors import OffpromptError
 from offprompt.jsonrpc import MAX_DEPTH, MODEL_MAX_DEPTH, depth, dumps
+from offprompt.memory.catalog import Origin
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.policy import Thresholds, decide, passes_by_size, result_text_size
 from offprompt.proxy.intent import INTENT
-from offprompt.secrets import Redactor, holds_handle, json_may_hold_secret, may_hold_secret, may_hold_secret_in
+from offprompt.secrets import Redactor, json_may_hold_secret, may_hold_secret, may_hold_secret_in
 from offprompt.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -74,6 +80,10 @@ class CallSite:
     secrets: SecretsMode = "redact"
     #: Kinds of secret the config lets through for this tool (`secrets_allow`).
     secrets_allow: frozenset[str] = frozenset()
+    #: The tool's input schema as its server lists it: what type a `⟦memory:…⟧` argument takes.
+    schema: Mapping[str, Any] | None = None
+    #: The server's `max_argument_bytes`: the largest arguments once `⟦memory:…⟧` references are filled in.
+    max_argument_bytes: int | None = None
 
     @property
     def source(self) -> str:
@@ -143,14 +153,26 @@ def _error_as_result(exc: MCPError) -> mt.CallToolResult:
     return error_result(text)
 
 
-def _holds_handle(value: Any) -> bool:
+def _holds_reference(value: Any) -> bool:
     if isinstance(value, str):
-        return holds_handle(value)
+        return MEMORY_MARK in value
     if isinstance(value, dict):
-        return any(_holds_handle(item) for item in value.values())
+        return any(_holds_reference(item) for item in value.values())
     if isinstance(value, list):
-        return any(_holds_handle(item) for item in value)
+        return any(_holds_reference(item) for item in value)
     return False
+
+
+def _noted(result: mt.CallToolResult, filled: Filled, site: CallSite) -> mt.CallToolResult:
+    """The answer, saying so when handles in a stored output passed on were left as handles."""
+    if not filled.handles_left:
+        return result
+    note = mt.TextContent(
+        text=f"offprompt: {filled.handles_left} secret handle(s) in the stored output passed to {site.source} were "
+        f'sent as handles, not values: "{site.server}" may not receive them (the producing server\'s "share_with" '
+        "names who may)."
+    )
+    return result.model_copy(update={"content": [*result.content, note]})
 
 
 def model_text(result: mt.CallToolResult) -> str:
@@ -174,25 +196,45 @@ class ResultBoundary:
         settings: ResultSettings | None = None,
         redactor: Redactor | None = None,
         sharing: Mapping[str, Collection[str]] | None = None,
+        flows_to: Mapping[str, Collection[str] | None] | None = None,
     ) -> None:
-        """`sharing`: each server's `share_with`, the other servers its secrets' values may go to."""
+        """`sharing`: each server's `share_with`, the other servers its secrets' values and sensitive outputs may
+        go to; `flows_to`: each server's `flows_to`, the servers its other outputs may go to (absent: any)."""
         self._memory: MemorySource = (lambda: memory) if isinstance(memory, TaskMemory) else memory
         self._opened = memory if isinstance(memory, TaskMemory) else None
         self.settings = settings or ResultSettings()
+        self.sharing: Mapping[str, Collection[str]] = sharing or {}
+        self.flows_to: Mapping[str, Collection[str] | None] = flows_to or {}
         # The secrets table sits in the memory's directory; it opens with the first secret or handle.
         self.redactor = redactor or Redactor(lambda: self._memory().directory, sharing)
 
     # -- the call --------------------------------------------------------------------------------------------
 
-    def forwarded_arguments(self, site: CallSite) -> dict[str, Any] | None:
-        """The arguments the downstream gets: without offprompt's `intent`, and secret handles replaced by their
-        values (for this call only: the catalog keeps the arguments with their handles). Raises
-        `UnknownSecretError` for a handle the caller was not given, and `SecretNotSharedError` for one whose value
-        may not go to this server, so nothing is sent."""
+    async def forward(self, site: CallSite) -> Filled:
+        """The arguments the downstream gets: without offprompt's `intent`, secret handles replaced by their values
+        and `⟦memory:…⟧` references by the stored outputs they name (for this call only: the catalog keeps the
+        arguments as the model wrote them). Raises `UnknownSecretError`, `SecretNotSharedError` or
+        `ReferenceRefusedError` when something may not go to this server, so nothing is sent."""
         arguments = self._tool_arguments(site)
-        if arguments is None or not _holds_handle(arguments):
-            return arguments
-        return self.redactor.substitute(arguments, site.owner, site.server)
+        if arguments is None or not holds_token(arguments):
+            return Filled(arguments)
+        return await anyio.to_thread.run_sync(self._fill, site, arguments)
+
+    def _fill(self, site: CallSite, arguments: dict[str, Any]) -> Filled:
+        memory = self._memory() if _holds_reference(arguments) else None
+        receiver = Receiver(
+            site.server,
+            site.tool,
+            site.owner,
+            site.schema,
+            site.max_argument_bytes,
+            self.sharing,
+            self.flows_to,
+        )
+        filled = fill(arguments, receiver, self.redactor, memory)
+        if memory is not None:
+            memory.record_flows(filled.flows(site.source, time.time()))
+        return filled
 
     @staticmethod
     def _tool_arguments(site: CallSite) -> dict[str, Any] | None:
@@ -211,9 +253,10 @@ class ResultBoundary:
     async def answer(self, site: CallSite, fetch: Fetch) -> mt.CallToolResult:
         """The client's answer as a model (the SDK path and `offprompt.wrap`)."""
         try:
-            got = await fetch(self.forwarded_arguments(site))
+            filled = await self.forward(site)
+            got = await fetch(filled.arguments)
             result = got if isinstance(got, mt.CallToolResult) else mt.CallToolResult.model_validate(got)
-            return await self.settle(site, result)
+            return _noted(await self.settle(site, result), filled, site)
         except MCPError as exc:
             if site.mode == "always":
                 return await self._stored_protocol_error(site, exc)
@@ -233,7 +276,14 @@ class ResultBoundary:
             return result_json(await self._failed(site, exc))
 
     async def _relay(self, site: CallSite, fetch: Fetch) -> bytes | dict[str, Any]:
-        raw = await fetch(self.forwarded_arguments(site))
+        filled = await self.forward(site)
+        answer = await self._relayed(site, await fetch(filled.arguments))
+        if not filled.handles_left:
+            return answer
+        result = mt.CallToolResult.model_validate(json.loads(answer) if isinstance(answer, bytes) else answer)
+        return result_json(_noted(result, filled, site))
+
+    async def _relayed(self, site: CallSite, raw: Mapping[str, Any] | mt.CallToolResult) -> bytes | dict[str, Any]:
         if isinstance(raw, mt.CallToolResult):
             return result_json(await self.settle(site, raw))
         if not isinstance(raw, dict):
@@ -295,6 +345,7 @@ class ResultBoundary:
                     preview_tokens=preview,
                     outline_tokens=outline,
                     intent=self.intent_of(site),
+                    origin=Origin(site.server, sensitive=site.mode == "always"),
                 )
             )
         except OffpromptError as exc:

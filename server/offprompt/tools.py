@@ -12,7 +12,7 @@ import base64
 import datetime as dt
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -24,11 +24,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, to_block
 from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
 from offprompt.images import downscale_to_fit
-from offprompt.memory.catalog import NamespaceRecord
+from offprompt.memory.catalog import Flow, NamespaceRecord
+from offprompt.memory.outline import Entry
 from offprompt.memory.outline import view as outline_view
+from offprompt.memory.outline.passages import terms as passage_terms
 from offprompt.memory.select import page
-from offprompt.memory.storage.base import SearchMode
-from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
+from offprompt.memory.storage.base import Hit, SearchMode
+from offprompt.memory.task_memory import URI_SCHEME, TaskMemory, memory_token
 from offprompt.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -106,60 +108,56 @@ class _Scoped(_Args):
 
 
 class LoadArgs(_Args):
-    artifact_namespace: str = Field(description="The artifact_namespace from the reference.")
-    memory_name: str | None = Field(default=None, description="The memory_name from the reference (optional).")
-    item: int = Field(default=0, ge=0, description="Which artifact of the result: 0 is the first.")
-    offset: int = Field(default=0, ge=0, description="First token to read: 0, or next_offset / a search hit's offset.")
-    line: int | None = Field(default=None, ge=1, description="Or the first line to read (1-based), e.g. next_line.")
-    max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW, description="How many tokens to read.")
+    artifact_namespace: str = Field(description="From the reference.")
+    memory_name: str | None = None
+    item: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, description="First token: 0, next_offset or a hit's offset.")
+    line: int | None = Field(default=None, ge=1, description="Or the first line (1-based), e.g. next_line.")
+    max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW)
 
 
 class QueryArgs(_Scoped):
-    query: str = Field(
-        description="What you are looking for: a question, a description, or the exact names it involves."
-    )
-    artifact_namespace: str | None = Field(default=None, description="Search only this output; omit to search all.")
-    top_k: int = Field(default=5, ge=1, le=50, description="How many passages to return.")
+    query: str = Field(description="A question, or the exact names it involves.")
+    artifact_namespace: str | None = Field(default=None, description="Only this output; omit for all.")
+    top_k: int = Field(default=5, ge=1, le=50, description="Passages to return.")
     mode: SearchMode = Field(
         default="hybrid",
-        description="hybrid (best in general): meaning and exact words together; dense: by meaning only; "
-        "lexical: by the query's words and identifiers only.",
+        description="hybrid (best), dense (meaning) or lexical (words).",
     )
-    queries: list[str] = Field(
-        default_factory=list, max_length=8, description="More phrasings of the same need, fused with query."
-    )
+    queries: list[str] = Field(default_factory=list, max_length=8, description="Other phrasings, fused with query.")
+    more: int = Field(default=10, ge=0, le=50, description="Further candidates, one line each.")
 
 
 class OutlineArgs(_Args):
-    artifact_namespace: str = Field(description="The artifact_namespace from the reference.")
-    item: int = Field(default=0, ge=0, description="Which artifact of the result: 0 is the first.")
-    max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW, description="How many tokens of outline.")
+    artifact_namespace: str = Field(description="From the reference.")
+    item: int = Field(default=0, ge=0)
+    max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW)
     offset: int = Field(default=0, ge=0, description="First entry: 0, or next_offset.")
 
 
 class GrepArgs(_Scoped):
     pattern: str = Field(description="A Python regular expression, matched against each line.")
-    artifact_namespace: str | None = Field(default=None, description="Search only this output; omit to search all.")
-    max_matches: int = Field(default=50, ge=1, le=1000, description="Stop after this many matching lines.")
+    artifact_namespace: str | None = Field(default=None, description="Only this output; omit for all.")
+    max_matches: int = Field(default=50, ge=1, le=1000)
 
 
 class SelectArgs(_Args):
-    artifact_namespace: str = Field(description="The artifact_namespace from the reference.")
-    expression: str = Field(description='jq, e.g. length or [.[] | select(.state == "open") | {id, title}].')
-    item: int = Field(default=0, ge=0, description="Which artifact of the result: 0 is the first.")
-    max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW, description="How many tokens to answer.")
-    offset: int = Field(default=0, ge=0, description="Where to start in the result: 0, or next_offset.")
+    artifact_namespace: str = Field(description="From the reference.")
+    expression: str = Field(description='jq, e.g. [.[] | select(.state == "open") | .id]')
+    item: int = Field(default=0, ge=0)
+    max_tokens: int = Field(default=DEFAULT_WINDOW, ge=1, le=MAX_WINDOW)
+    offset: int = Field(default=0, ge=0, description="0, or next_offset.")
     artifact_namespaces: list[str] = Field(
-        default_factory=list, description="Outputs to join, bound to $ns_<artifact_namespace> and $ns[0], $ns[1], ..."
+        default_factory=list, description="Outputs to join: $ns_<namespace>, $ns[0], ..."
     )
 
 
 class ListArgs(_Args):
-    limit: int = Field(default=50, ge=1, le=1000, description="How many namespaces, newest first.")
+    limit: int = Field(default=50, ge=1, le=1000)
 
 
 class DeleteArgs(_Args):
-    artifact_namespace: str = Field(description="The namespace to delete, with everything stored in it.")
+    artifact_namespace: str = Field(description="The output to delete.")
 
 
 Handler = Callable[[TaskMemory, Any, str | None], Awaitable[mt.CallToolResult]]
@@ -282,11 +280,55 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
     return _answer([mt.TextContent(text=window.text), mt.TextContent(text=where + more)], meta)
 
 
+#: A candidate's best line is cut to this many characters.
+CANDIDATE_CHARS = 160
+
+
+def _candidates(memory: TaskMemory, hits: Sequence[Hit], queries: Sequence[str]) -> list[dict[str, Any]]:
+    """Passages past top_k as one line each, for the model to choose what to load: the outline entry that holds
+    it, its line range, and its line that holds most of the query's words."""
+    words = passage_terms(" ".join(queries))
+    outlines: dict[tuple[str, int], list[Entry]] = {}
+    out = []
+    for hit in hits:
+        key = (hit.namespace, hit.item)
+        if key not in outlines:
+            try:
+                outlines[key] = memory.outline(hit.namespace, hit.item)
+            except OffpromptError:
+                outlines[key] = []
+        rows = hit.text.splitlines() or [""]
+        scores = [sum(1 for w in words if w in row.lower()) for row in rows]
+        best = max(range(len(rows)), key=lambda n: (scores[n], -n))
+        holding = [e for e in outlines[key] if e.line <= hit.line + best <= e.end_line]
+        title = max(holding, key=lambda e: (e.depth, e.line)).title if holding else ""
+        out.append(
+            {
+                "artifact_namespace": hit.namespace,
+                "item": hit.item,
+                "line": hit.line,
+                "end_line": hit.line + len(rows) - 1,
+                "title": title,
+                "text": rows[best].strip()[:CANDIDATE_CHARS],
+            }
+        )
+    return out
+
+
+def _passage_token(hit: Hit) -> str:
+    """The reference that passes this passage's lines on to another tool."""
+    if hit.line <= 0:
+        return memory_token(hit.namespace, hit.item)
+    last = hit.line + hit.text.count("\n") - (1 if hit.text.endswith("\n") else 0)
+    return memory_token(hit.namespace, hit.item).replace("⟧", f" lines={hit.line}-{last}⟧")
+
+
 async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -> mt.CallToolResult:
     found = await anyio.to_thread.run_sync(
-        memory.search, args.query, args.artifact_namespace, args.top_k, owner, args.mode, args.queries
+        memory.search, args.query, args.artifact_namespace, args.top_k + args.more, owner, args.mode, args.queries
     )
-    hits, indexing = found.hits, found.indexing
+    hits, others, indexing = found.hits[: args.top_k], found.hits[args.top_k :], found.indexing
+    more = await anyio.to_thread.run_sync(_candidates, memory, others, [args.query, *args.queries])
     lines = [
         f"[{rank}] artifact_namespace {h.namespace} item {h.item} line {h.line} offset {h.offset} "
         f"(score {h.score:.2f})\n{h.text}"
@@ -294,13 +336,28 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
     ]
     if not hits:
         lines.append("No passages found." if not indexing else "No passages found yet.")
+    if more:
+        lines.append(
+            "More candidates (load one with memory_load line=...):\n"
+            + "\n".join(
+                f"- {c['artifact_namespace']} item {c['item']} L{c['line']}-{c['end_line']}"
+                + (f" {c['title']}" if c["title"] else "")
+                + f": {c['text']}"
+                for c in more
+            )
+        )
     if found.by_words:
         lines.append(
             f"Search by meaning is unavailable right now ({found.by_words}): these passages are ranked by their "
             "words only. Try again later for matches by meaning."
         )
-    if indexing:
-        missing = "passages that match by meaning" if args.mode == "hybrid" and not found.unchunked else "passages"
+    if found.unchunked:
+        lines.append(
+            f"Still indexing: {', '.join(found.unchunked)}. Its passages here were ranked by their words, read "
+            "as stored (nothing matches by meaning yet); memory_grep and memory_load work on it already."
+        )
+    elif indexing:
+        missing = "passages that match by meaning" if args.mode == "hybrid" else "passages"
         lines.append(
             f"Still indexing: {', '.join(indexing)}. Its {missing} may be missing from these results; "
             "memory_grep and memory_load work on it already."
@@ -313,10 +370,11 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
             "offset": h.offset,
             "score": h.score,
             "text": h.text,
+            "pass_as": _passage_token(h),
         }
         for h in hits
     ]
-    meta: dict[str, Any] = {"results": results, "indexing": indexing}
+    meta: dict[str, Any] = {"results": results, "more": more, "indexing": indexing}
     if found.by_words:
         meta["by_words"] = found.by_words
     return _answer("\n\n".join(lines), meta)
@@ -406,7 +464,7 @@ def shown_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def describe(record: NamespaceRecord, memory_name: str) -> dict[str, Any]:
+def describe(record: NamespaceRecord, memory_name: str, flows: Sequence[Flow] = ()) -> dict[str, Any]:
     return {
         "artifact_namespace": record.namespace,
         "memory_name": memory_name,
@@ -417,20 +475,38 @@ def describe(record: NamespaceRecord, memory_name: str) -> dict[str, Any]:
         "bytes": record.bytes,
         "created": _timestamp(record.created),
         "expires": _timestamp(record.expires),
+        "pass_as": memory_token(record.namespace, _first_text(record)),
+        "passed_to": [{"tool": f.tool, "part": f.part, "at": _timestamp(f.at)} for f in flows[-MAX_FLOWS_SHOWN:]],
     }
+
+
+def _first_text(record: NamespaceRecord) -> int:
+    return next((i.item for i in record.items if i.kind in TEXT_KINDS), 0)
+
+
+#: memory_list shows the latest of the tools a namespace was passed to, at most this many.
+MAX_FLOWS_SHOWN = 5
 
 
 async def memory_list(memory: TaskMemory, args: ListArgs, owner: str | None) -> mt.CallToolResult:
     records = await anyio.to_thread.run_sync(memory.recent, args.limit, owner)
-    rows = [describe(r, memory.name) for r in records]
+    flows = await anyio.to_thread.run_sync(memory.flows, [r.namespace for r in records])
+    rows = [describe(r, memory.name, flows.get(r.namespace, ())) for r in records]
     lines = [
         f"{r['artifact_namespace']}  {r['tool']}({json.dumps(r['arguments'], ensure_ascii=False)[:200]})  "
-        f"{'+'.join(r['kinds'])}  {r['tokens']:,} tokens  {r['bytes']:,} bytes  created {r['created']}"
+        f"{'+'.join(r['kinds'])}  {r['tokens']:,} tokens  {r['bytes']:,} bytes  created {r['created']}  "
+        f"pass as {r['pass_as']}" + _passed_to(r["passed_to"])
         for r in rows
     ]
     if not rows:
         lines.append(f'Memory "{memory.name}" holds nothing yet.')
     return _answer("\n".join(lines), {"namespaces": rows})
+
+
+def _passed_to(flows: list[dict[str, Any]]) -> str:
+    if not flows:
+        return ""
+    return "  passed to " + ", ".join(f"{f['tool']} ({f['part']}, {f['at']})" for f in flows)
 
 
 async def memory_delete(memory: TaskMemory, args: DeleteArgs, owner: str | None) -> mt.CallToolResult:
@@ -449,54 +525,48 @@ TOOLS: dict[str, MemoryTool] = {
     for t in (
         MemoryTool(
             "memory_load",
-            "Read back a tool output that was stored in memory. Text comes in token windows: start at offset 0 "
-            "(or at the offset or line of a hit or outline entry) and pass next_offset or next_line to read on. "
-            "An image, audio or file item comes back as itself. Use it when you need the stored content itself.",
+            "Read a stored tool output: text in token windows from an offset or line (of a hit or outline "
+            "entry); read on with next_offset or next_line. An image or file item comes back as itself.",
             LoadArgs,
             memory_load,
         ),
         MemoryTool(
             "memory_query",
-            "Search stored tool outputs for the passages that best answer a question, each with its "
-            "artifact_namespace, line and token offset for memory_load. It matches by meaning and exact words at "
-            "once: a passage naming an identifier from the query (a function, error code, path) comes first. Use "
-            "memory_grep to list every line that matches a pattern.",
+            "Find the passages of stored outputs that best answer a question, by meaning and exact words (a "
+            "passage naming an identifier of the query comes first), each with its line for memory_load.",
             QueryArgs,
             memory_query,
         ),
         MemoryTool(
             "memory_outline",
-            "The map of a stored text: its classes and functions, headings, JSON paths or log templates, each "
-            "with its lines (L) and token offset, to read with memory_load. Paged with next_offset.",
+            "The map of a stored text (classes, functions, headings, JSON paths, log templates), each entry with "
+            "its lines (L) for memory_load.",
             OutlineArgs,
             memory_outline,
         ),
         MemoryTool(
             "memory_grep",
-            "Find the lines of stored tool outputs that match a regular expression, with line numbers and token "
-            "offsets for memory_load. Use it for exact names, identifiers, error codes, or to count occurrences.",
+            "The lines of stored outputs that match a regular expression, with line numbers for memory_load: "
+            "for exact names, error codes, counts.",
             GrepArgs,
             memory_grep,
         ),
         MemoryTool(
             "memory_select",
-            "Run a jq expression over a stored JSON output (a JSON text, structuredContent, JSON Lines as one "
-            "array of all records, like jq -s) and get its result as compact JSON, one output per line; read on "
-            "with next_offset. Use it to count, filter or pick fields of large JSON without reading it all.",
+            "Run jq over a stored JSON output (JSON Lines as one array, like jq -s): compact JSON, one output a "
+            "line. Count, filter or pick fields without reading it all.",
             SelectArgs,
             memory_select,
         ),
         MemoryTool(
             "memory_list",
-            "List what is stored in memory, newest first: each artifact_namespace with the tool and arguments "
-            "that produced it, its kinds, size and expiry. Use it to find an output you stored earlier.",
+            "The stored outputs, newest first, each with the tool and arguments that made it.",
             ListArgs,
             memory_list,
         ),
         MemoryTool(
             "memory_delete",
-            "Delete one stored tool output (an artifact_namespace) and everything in it, e.g. a sensitive "
-            "result that is no longer needed.",
+            "Delete a stored output, e.g. a sensitive one no longer needed.",
             DeleteArgs,
             memory_delete,
         ),

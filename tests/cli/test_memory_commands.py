@@ -48,8 +48,10 @@ async def test_reading_commands_show_what_the_proxy_stored(
     assert "tool       counter.lines" in out
     assert f'arguments  {{"count": {LINES}}}' in out
     assert "ITEM  KIND" in out
+    assert "from       counter\n" in out  # whose output it is: who may receive it as ⟦memory:…⟧
     shown = run_json(capfd, "memory", "show", ns, *f)
     assert [i["kind"] for i in shown["items"]] == ["text", "json"]
+    assert shown["origin"] == {"server": "counter", "sensitive": False}
 
     expected = counter_lines(LINES)
     code, out, _ = run(capfd, "memory", "cat", ns, *f)

@@ -143,3 +143,26 @@ def test_a_task_that_needs_input_asks_the_client_that_waits_for_its_result(tmp_p
         assert "rock pools of the Atlantic" in json.dumps(final["content"])
     finally:
         client.close()
+
+
+def test_a_task_augmented_call_gets_a_stored_output_passed_by_reference(tmp_path: Path) -> None:
+    client = RawClient(tmp_path, everything())
+    try:
+        echoed = client.request("tools/call", {"name": "everything__echo", "arguments": {"message": LONG_MESSAGE}})
+        token = echoed["_meta"]["offprompt"]["pass_as"]  # stored: the echo is over the threshold
+        task_id = client.create_task(RESEARCH, {"topic": token.replace("⟧", " lines=1-1⟧")})
+        final = client.request("tasks/result", {"taskId": task_id})
+        shown = json.dumps(final["content"])
+        assert "kelp forest" in shown  # the first line of the stored echo reached the server as the topic
+        assert "memory:" not in shown
+
+        refused = client.answer(
+            "tools/call", {"name": RESEARCH, "arguments": {"topic": "⟦memory:zzzzzzzzzzzzz/0⟧"}, "task": {"ttl": 60000}}
+        )
+        assert "memory_list" in refused["error"]["message"]  # no task was created at the server
+    finally:
+        client.close()
+
+
+#: An echo that offprompt stores (over 4,000 tokens), whose first line is short.
+LONG_MESSAGE = "kelp forest\n" + "filler words for the threshold\n" * 1200

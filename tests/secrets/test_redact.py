@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 import mcp_types as mt
 import pytest
 
+from offprompt.arguments import Receiver, fill
 from offprompt.errors import UnknownSecretError
 from offprompt.secrets import HANDLE, Redactor, may_hold_secret_in
 from tests.secrets.corpus import AWS_ID, GHP, JWT, PG_PASSWORD, SECRETS
@@ -74,18 +76,23 @@ def test_handles_anywhere_in_nested_arguments_become_their_values(redactor: Reda
     text = redactor.redact_text(ENV, "", "s")
     github, aws = (m.group(0) for m in HANDLE.finditer(text))
     arguments = {"headers": {"Authorization": f"token {github}"}, "keys": [aws, 7, None], "n": 1}
-    assert redactor.substitute(arguments, "", "s") == {
+    assert substitute(redactor, arguments, "", "s") == {
         "headers": {"Authorization": f"token {GHP}"},
         "keys": [AWS_ID, 7, None],
         "n": 1,
     }
     short = github.split(" ")[0] + "⟧"  # the kind is only a hint: ⟦secret:id⟧ works too
-    assert redactor.substitute({"t": short}, "", "s") == {"t": GHP}
+    assert substitute(redactor, {"t": short}, "", "s") == {"t": GHP}
 
 
 def test_an_unknown_or_foreign_handle_is_refused(redactor: Redactor) -> None:
     github = next(HANDLE.finditer(redactor.redact_text(ENV, "alice", "s"))).group(0)
     with pytest.raises(UnknownSecretError, match="another token"):
-        redactor.substitute({"t": github}, "bob", "s")
+        substitute(redactor, {"t": github}, "bob", "s")
     with pytest.raises(UnknownSecretError, match="secret:zzzzzzzz"):
-        redactor.substitute({"t": "⟦secret:zzzzzzzz github-token⟧"}, "alice", "s")
+        substitute(redactor, {"t": "⟦secret:zzzzzzzz github-token⟧"}, "alice", "s")
+
+
+def substitute(redactor: Redactor, arguments: dict[str, Any], owner: str, server: str) -> dict[str, Any] | None:
+    """The arguments as a call to `server` by `owner` sends them: handles filled in (`offprompt.arguments`)."""
+    return fill(arguments, Receiver(server, "t", owner, None, None, {}, {}), redactor, None).arguments

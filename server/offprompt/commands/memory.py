@@ -199,6 +199,9 @@ def _show(args: argparse.Namespace, settings: MemorySettings) -> int:
         record = memory.get(args.namespace)
         state = memory.text.index_state().get(record.namespace)
         lines = outline(memory, record)
+        origin = memory.origin(record.namespace)
+        flows = memory.flows([record.namespace]).get(record.namespace, [])
+    passed = [{"tool": f.tool, "part": f.part, "at": when(f.at)} for f in flows]
     items = [
         {
             "item": i.item,
@@ -211,7 +214,9 @@ def _show(args: argparse.Namespace, settings: MemorySettings) -> int:
         for i in record.items
     ]
     if args.json:
-        _print_json({**_describe(record, settings.name, state), "items": items, "outline": lines})
+        origin_json = None if origin is None else {"server": origin.server, "sensitive": origin.sensitive}
+        described = _describe(record, settings.name, state)
+        _print_json({**described, "origin": origin_json, "passed_to": passed, "items": items, "outline": lines})
         return 0
     print(f"namespace  {record.namespace}")
     print(f"memory     {settings.name} ({settings.directory})")
@@ -222,6 +227,11 @@ def _show(args: argparse.Namespace, settings: MemorySettings) -> int:
     print(f"created    {when(record.created)}")
     print(f"expires    {when(record.expires)}")
     print(f"indexed    {_indexing(state)}")
+    if origin is not None:
+        sensitive = " (sensitive: goes to its own server and its share_with only)" if origin.sensitive else ""
+        print(f"from       {origin.server}{sensitive}")
+    for flow in passed:
+        print(f"passed to  {flow['tool']} ({flow['part']}) at {flow['at']}")
     print()
     rows = [(i.item, i.kind, i.name, i.mime_type or "", f"{i.tokens:,}", size(i.bytes)) for i in record.items]
     print(table(("ITEM", "KIND", "NAME", "MIME TYPE", "TOKENS", "SIZE"), rows, right=(0, 4, 5)))

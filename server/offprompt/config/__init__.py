@@ -222,6 +222,10 @@ def _known_secret_kinds(value: list[str]) -> list[str]:
     return value
 
 
+#: A server's `max_argument_bytes` when the config gives none.
+DEFAULT_MAX_ARGUMENT_BYTES = 32 * 1024 * 1024
+
+
 class ToolPolicy(BaseModel):
     """One tool's entry under a server's `tools`."""
 
@@ -249,6 +253,10 @@ class _ServerBase(BaseModel):
     per_session: bool = False  # True: over HTTP, a process of its own for each client session
     #: Other servers that may receive this server's secrets (their handles' values) and sensitive outputs.
     share_with: list[str] = Field(default_factory=list)
+    #: The servers this server's stored outputs may be passed to as `⟦memory:…⟧` (None: any; its own always).
+    flows_to: list[str] | None = None
+    #: The largest arguments a call to this server may go out with once `⟦memory:…⟧` references are filled in.
+    max_argument_bytes: int = Field(default=DEFAULT_MAX_ARGUMENT_BYTES, gt=0)
     #: The entry as the file wrote it (`${env:…}` unexpanded): what the tool-list cache is keyed by.
     _written: dict[str, Any] = PrivateAttr(default_factory=dict)
 

@@ -37,6 +37,18 @@ CREATE TABLE IF NOT EXISTS items (
     PRIMARY KEY (namespace, item)
 );
 CREATE INDEX IF NOT EXISTS namespaces_created ON namespaces(created);
+CREATE TABLE IF NOT EXISTS origins (
+    namespace TEXT PRIMARY KEY REFERENCES namespaces(namespace) ON DELETE CASCADE,
+    server TEXT NOT NULL,
+    sensitive INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS flows (
+    namespace TEXT NOT NULL REFERENCES namespaces(namespace) ON DELETE CASCADE,
+    at REAL NOT NULL,
+    tool TEXT NOT NULL,
+    part TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS flows_namespace ON flows(namespace);
 CREATE TABLE IF NOT EXISTS usage (
     minute INTEGER NOT NULL,
     server TEXT NOT NULL,
@@ -49,6 +61,9 @@ CREATE TABLE IF NOT EXISTS usage (
     PRIMARY KEY (minute, server, tool, kind)
 );
 """
+# `origins` holds the server whose output a namespace is and whether that output is sensitive (an `always` tool's):
+# who may receive it as a `⟦memory:…⟧` argument. A namespace stored before the table has no row, and goes to no
+# server. `flows` records each time a namespace was passed to a tool that way (provenance: memory_list shows it).
 # `usage` (added in place to catalogs made before it: CREATE ... IF NOT EXISTS runs on every open) counts what
 # passed through per minute, server, tool and kind: "inline" (bytes), "stored" (tokens held, model_tokens of the
 # reference) and "read" (model_tokens of a memory tool's answer). No content, only sizes.
@@ -80,6 +95,23 @@ class UsageRow:
     bytes: int
     tokens: int
     model_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Whose output a namespace is: the server that produced it, and whether it is sensitive (`always`)."""
+
+    server: str
+    sensitive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """A namespace passed to a tool as a `⟦memory:…⟧` argument: when, to which tool, which part of it."""
+
+    at: float
+    tool: str
+    part: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +181,7 @@ class Catalog:
         with self._sql.lock:
             return int(self._sql.db.execute("SELECT COUNT(*) FROM namespaces").fetchone()[0])
 
-    def add(self, record: NamespaceRecord) -> None:
+    def add(self, record: NamespaceRecord, origin: Origin | None = None) -> None:
         with self._sql.transaction() as db:
             db.execute(
                 "INSERT INTO namespaces VALUES (?, ?, ?, ?, ?, ?)",
@@ -163,6 +195,45 @@ class Catalog:
                 ),
             )
             db.executemany("INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?)", item_rows(record))
+            if origin is not None:
+                db.execute(
+                    "INSERT INTO origins VALUES (?, ?, ?)", (record.namespace, origin.server, int(origin.sensitive))
+                )
+
+    def origin(self, namespace: str) -> Origin | None:
+        with self._sql.lock:
+            try:
+                row = self._sql.db.execute(
+                    "SELECT server, sensitive FROM origins WHERE namespace = ?", (namespace,)
+                ).fetchone()
+            except sqlite3.OperationalError:  # a catalog older than the table, opened read-only
+                return None
+        return None if row is None else Origin(str(row[0]), bool(row[1]))
+
+    def add_flows(self, rows: Sequence[tuple[str, Flow]]) -> None:
+        """Record (namespace, flow) rows; a namespace deleted meanwhile takes none."""
+        with self._sql.transaction() as db:
+            db.executemany(
+                "INSERT INTO flows SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM namespaces WHERE namespace = ?)",
+                [(ns, f.at, f.tool, f.part, ns) for ns, f in rows],
+            )
+
+    def flows(self, namespaces: Sequence[str]) -> dict[str, list[Flow]]:
+        """Where each of `namespaces` went, oldest first."""
+        found: dict[str, list[Flow]] = {}
+        with self._sql.lock:
+            for at in range(0, len(namespaces), 500):
+                chunk = namespaces[at : at + 500]
+                marks = ",".join("?" * len(chunk))
+                try:
+                    rows = self._sql.db.execute(
+                        f"SELECT namespace, at, tool, part FROM flows WHERE namespace IN ({marks}) ORDER BY at", chunk
+                    ).fetchall()
+                except sqlite3.OperationalError:  # a catalog older than the table, opened read-only
+                    return {}
+                for ns, when, tool, part in rows:
+                    found.setdefault(ns, []).append(Flow(float(when), tool, part))
+        return found
 
     def get(self, namespace: str) -> NamespaceRecord | None:
         with self._sql.lock:

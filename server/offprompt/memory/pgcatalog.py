@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 from offprompt.errors import StoreUnavailableError
 from offprompt.memory.catalog import (
     Catalog,
+    Flow,
     ItemRecord,
     NamespaceRecord,
+    Origin,
     UsageRow,
     item_from_row,
     item_rows,
@@ -50,6 +52,18 @@ CREATE TABLE IF NOT EXISTS items (
 );
 CREATE INDEX IF NOT EXISTS namespaces_created ON namespaces (created);
 CREATE INDEX IF NOT EXISTS namespaces_owner ON namespaces (owner);
+CREATE TABLE IF NOT EXISTS origins (
+    namespace TEXT PRIMARY KEY REFERENCES namespaces (namespace) ON DELETE CASCADE,
+    server TEXT NOT NULL,
+    sensitive BOOLEAN NOT NULL
+);
+CREATE TABLE IF NOT EXISTS flows (
+    namespace TEXT NOT NULL REFERENCES namespaces (namespace) ON DELETE CASCADE,
+    at DOUBLE PRECISION NOT NULL,
+    tool TEXT NOT NULL,
+    part TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS flows_namespace ON flows (namespace);
 CREATE TABLE IF NOT EXISTS usage (
     minute BIGINT NOT NULL,
     server TEXT NOT NULL,
@@ -109,7 +123,7 @@ class PgCatalog(Catalog):
             row = conn.execute("SELECT COUNT(*) FROM namespaces").fetchone()
         return int(row[0]) if row else 0
 
-    def add(self, record: NamespaceRecord) -> None:
+    def add(self, record: NamespaceRecord, origin: Origin | None = None) -> None:
         with self._db.transaction() as conn:
             conn.execute(
                 "INSERT INTO namespaces (namespace, tool, arguments, owner, created, expires) "
@@ -125,6 +139,31 @@ class PgCatalog(Catalog):
             )
             with conn.cursor() as cur:
                 cur.executemany("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", item_rows(record))
+            if origin is not None:
+                conn.execute(
+                    "INSERT INTO origins VALUES (%s, %s, %s)", (record.namespace, origin.server, origin.sensitive)
+                )
+
+    def origin(self, namespace: str) -> Origin | None:
+        with self._db.connection() as conn:
+            row = conn.execute("SELECT server, sensitive FROM origins WHERE namespace = %s", (namespace,)).fetchone()
+        return None if row is None else Origin(str(row[0]), bool(row[1]))
+
+    def add_flows(self, rows: Sequence[tuple[str, Flow]]) -> None:
+        with self._db.transaction() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO flows SELECT %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM namespaces WHERE namespace = %s)",
+                [(ns, f.at, f.tool, f.part, ns) for ns, f in rows],
+            )
+
+    def flows(self, namespaces: Sequence[str]) -> dict[str, list[Flow]]:
+        found: dict[str, list[Flow]] = {}
+        with self._db.connection() as conn:
+            for ns, when, tool, part in conn.execute(
+                "SELECT namespace, at, tool, part FROM flows WHERE namespace = ANY(%s) ORDER BY at", (list(namespaces),)
+            ):
+                found.setdefault(ns, []).append(Flow(float(when), tool, part))
+        return found
 
     def get(self, namespace: str) -> NamespaceRecord | None:
         with self._db.connection() as conn:

@@ -39,7 +39,7 @@ from offprompt.artifacts import (
 )
 from offprompt.errors import InvalidArgumentError, NotFoundError, QuotaError
 from offprompt.memory.backends import open_memory_parts
-from offprompt.memory.catalog import BINARY, DUPLICATE_OF, Catalog, ItemRecord, NamespaceRecord
+from offprompt.memory.catalog import BINARY, DUPLICATE_OF, Catalog, Flow, ItemRecord, NamespaceRecord, Origin
 from offprompt.memory.dirlock import DirectoryLock
 from offprompt.memory.outline import Entry, LineIndex, passages
 from offprompt.memory.outline import view as outline_view
@@ -58,11 +58,24 @@ REFERENCE_TEMPLATE = (
     'and artifact_namespace "{artifact_namespace}".'
 )
 URI_SCHEME = "memory"
+#: Every reference a model passes in a tool's argument starts with this (see `offprompt.arguments`).
+MEMORY_MARK = "⟦memory:"
+
+
+def memory_token(namespace: str, item: int = 0) -> str:
+    """The reference a model puts in another tool's argument to hand it item `item` of `namespace`."""
+    return f"{MEMORY_MARK}{namespace}/{item}⟧"
+
+
 #: The intent's passages in a reference: how many, and how many tokens they hold together.
 INTENT_PASSAGES = 3
 INTENT_TOKENS = 600
 #: With several phrasings, how deep each one's ranking goes before they are fused.
 FUSION_DEPTH = 20
+#: A query about texts not yet in the lexical index ranks at most this many of their bytes on the spot, in
+#: windows of about this many tokens (a chunk's size).
+SPOT_BYTES = 32 * 1024 * 1024
+SPOT_PASSAGE_TOKENS = 300
 
 
 def default_data_dir() -> Path:
@@ -121,6 +134,12 @@ class Reference:
     def uri(self) -> str:
         return f"{URI_SCHEME}://{self.memory_name}/{self.namespace}"
 
+    @property
+    def token(self) -> str:
+        """The reference to pass on: its first text item, else item 0."""
+        first = next((i.item for i in self.record.items if i.kind in TEXT_KINDS and DUPLICATE_OF not in i.meta), 0)
+        return memory_token(self.namespace, first)
+
     def summary(self) -> str:
         parts = []
         for item in self.record.items:
@@ -140,7 +159,9 @@ class Reference:
         )
         hint = (
             f"It holds {self.summary()}. Read it with memory_load (artifact_namespace, item, line or offset), "
-            "or find the part you need with memory_query (by meaning) or memory_grep (by regex)."
+            "or find the part you need with memory_query (by meaning) or memory_grep (by regex). "
+            f"To pass it to another tool unread, put {self.token} in that tool's argument (a part: add "
+            "lines=A-B or select=<jq> before the ⟧)."
         )
         content: list[mt.ContentBlock] = [mt.TextContent(text=f"{text}\n{hint}")]
         if self.preview:
@@ -190,6 +211,7 @@ class Reference:
             "kinds": self.record.kinds,
             "tokens": self.record.tokens,
             "bytes": self.record.bytes,
+            "pass_as": self.token,
         }
         if self.outline and self.outline_tokens > 0:
             meta["outline"] = [e.to_dict() for e in self.outline]
@@ -344,8 +366,10 @@ class TaskMemory:
         preview_tokens: int = 0,
         outline_tokens: int = 0,
         intent: str | None = None,
+        origin: Origin | None = None,
     ) -> Reference:
-        """Store one tool result's artifacts under a fresh namespace and return its reference.
+        """Store one tool result's artifacts under a fresh namespace and return its reference. `origin`: the
+        server whose output it is and whether it is sensitive (who may receive it as a `⟦memory:…⟧` argument).
 
         The reference shows up to ``outline_tokens`` of the first text's outline (0: none) and, for an
         ``intent``, the passages that best answer it."""
@@ -401,7 +425,7 @@ class TaskMemory:
                 expires=now + self.ttl_seconds if self.ttl_seconds else None,
                 items=tuple(items),
             )
-            self.catalog.add(record)
+            self.catalog.add(record, origin)
         except BaseException:
             self._delete_payloads(namespace)
             raise
@@ -457,6 +481,18 @@ class TaskMemory:
             )
         return record
 
+    def origin(self, namespace: str) -> Origin | None:
+        """The server whose output `namespace` is, and whether it is sensitive; None when stored without one."""
+        return self.catalog.origin(namespace)
+
+    def record_flows(self, rows: Sequence[tuple[str, Flow]]) -> None:
+        """Note that these namespaces were passed to a tool (provenance, shown by memory_list)."""
+        if rows:
+            self.catalog.add_flows(rows)
+
+    def flows(self, namespaces: Sequence[str]) -> dict[str, list[Flow]]:
+        return self.catalog.flows(namespaces) if namespaces else {}
+
     def item(self, namespace: str, item: int, owner: str | None = None) -> ItemRecord:
         record = self.get(namespace, owner)
         if not 0 <= item < len(record.items):
@@ -478,6 +514,11 @@ class TaskMemory:
         if cls is JsonArtifact:
             return JsonArtifact(value=json.loads(text), text=text, name=found.name, meta=found.meta)
         return cls(value=text, name=found.name, meta=found.meta)
+
+    def payload(self, namespace: str, item: int = 0, owner: str | None = None) -> bytes:
+        """The bytes stored as `item` of `namespace`: a text's UTF-8 as it came, a binary's own bytes."""
+        found = self.item(namespace, item, owner)
+        return self.storage_for_type(KINDS[found.kind]).load(namespace, item)
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int, owner: str | None = None) -> Window:
         self._text_item(namespace, item, owner)
@@ -595,7 +636,35 @@ class TaskMemory:
         def in_scope(names: set[str]) -> list[str]:
             return sorted(names if scope is None else names & set(scope))
 
-        return Answer(hits, in_scope(self.text.pending(mode)), by_words, in_scope(self.text.pending("lexical")))
+        unchunked = in_scope(self.text.pending("lexical"))
+        if unchunked:
+            # Not in the lexical index yet (a reference just handed out): their stored text is ranked on the spot
+            # by its words, so a question right after a store always gets passages.
+            spot = self._on_the_spot(" ".join(phrasings), unchunked, top_k)
+            if spot:
+                hits = self._with_lines(reciprocal_rank_fusion([hits, spot], top_k) if hits else spot[:top_k])
+        return Answer(hits, in_scope(self.text.pending(mode)), by_words, unchunked)
+
+    def _on_the_spot(self, query: str, namespaces: Sequence[str], top_k: int) -> list[Hit]:
+        """The best windows of these namespaces' stored texts for `query`'s words (BM25 over overlapping windows,
+        read straight from the stored text), best first; at most SPOT_BYTES of text are read."""
+        found: list[Hit] = []
+        budget = SPOT_BYTES
+        for namespace in namespaces:
+            record = self.catalog.get(namespace)
+            if record is None:
+                continue  # deleted meanwhile
+            for item in record.items:
+                if item.kind not in TEXT_KINDS or DUPLICATE_OF in item.meta or BINARY in item.meta or not item.tokens:
+                    continue
+                if item.bytes > budget:
+                    return sorted(found, key=lambda h: -h.score)
+                budget -= item.bytes
+                data = self.text.load(namespace, item.item)
+                tokens = self.text.token_index(namespace, item.item)
+                for p in passages.best(data, query, tokens, LineIndex.of(data), top_k, SPOT_PASSAGE_TOKENS):
+                    found.append(Hit(namespace, item.item, p.offset, p.score, p.text, p.start, p.line))
+        return sorted(found, key=lambda h: -h.score)
 
     def _with_lines(self, hits: list[Hit]) -> list[Hit]:
         """Hits with the line each starts in (one read of each text that has hits)."""

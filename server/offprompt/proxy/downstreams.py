@@ -424,6 +424,9 @@ class Route:
     #: The tool's `intent` argument is offprompt's (added to its schema when listed): never forwarded.
     intent: bool = field(default=False, compare=False)
     secrets_allow: frozenset[str] = field(default=frozenset(), compare=False)
+    #: The tool's input schema as its server lists it (without offprompt's `intent`).
+    schema: Mapping[str, Any] | None = field(default=None, compare=False)
+    max_argument_bytes: int | None = field(default=None, compare=False)
 
 
 class Proxy:
@@ -573,7 +576,16 @@ class Proxy:
                 config = downstream.config
                 mode, secrets = config.policy_for(tool.name), config.secrets_for(tool.name)
                 allow = config.secrets_allow_for(tool.name)
-                routes[public] = Route(name, tool.name, mode, secrets, schema is not None, allow)
+                routes[public] = Route(
+                    name,
+                    tool.name,
+                    mode,
+                    secrets,
+                    schema is not None,
+                    allow,
+                    tool.input_schema,
+                    config.max_argument_bytes,
+                )
                 listed.append(tool.model_copy(update=update))
         self._routes, self._listed, self._routes_version = routes, listed, version
         self.collisions = collisions
@@ -768,6 +780,12 @@ class Proxy:
     def sharing(self) -> dict[str, frozenset[str]]:
         """Each server's `share_with`: the other servers its secrets' values and sensitive outputs may go to."""
         return {name: frozenset(d.config.share_with) for name, d in self.downstreams.items() if d.config.share_with}
+
+    def flows_to(self) -> dict[str, frozenset[str] | None]:
+        """Each server's `flows_to`: the servers its stored outputs may be passed to (absent: any)."""
+        return {
+            name: frozenset(d.config.flows_to) for name, d in self.downstreams.items() if d.config.flows_to is not None
+        }
 
     def resource_server(self, uri: str) -> str:
         """The server that listed `uri`, or "" when none did."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 INTENT = "intent"
-#: Kept short: every proxied tool carries it in tools/list (30 tokens a tool with the JSON around it, measured).
-DESCRIPTION = "What you look for: a stored result then shows the passages that answer it."
+#: Kept short: every proxied tool carries it in tools/list (14 tokens a tool with the JSON around it, measured by
+#: tests/test_tool_limits.py; the sentence was 30).
+DESCRIPTION = "What to find"
 
 
 def with_intent(schema: dict[str, Any]) -> dict[str, Any] | None:

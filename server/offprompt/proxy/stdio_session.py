@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 PROTOCOL_VERSION = "2025-11-25"
 CLIENT_INFO = {"name": "offprompt", "version": __version__}
 READ_CHUNK = 1 << 16
+#: A line to a server longer than this is written a chunk of this size at a time.
+_CHUNK_BYTES = 1 << 20
 
 RawProgress = Callable[[dict[str, Any]], Awaitable[None]]
 """Gets the `params` of each `notifications/progress` for a request."""
@@ -89,16 +91,31 @@ class StdioSession:
         self.server_capabilities: mt.ServerCapabilities | None = None
         self.failed_requests = 0  # requests cut off by the server going away; each reports that itself
         self._buffer = bytearray()  # what the server has written of its next message
+        self._big_line = asyncio.Lock()  # held while a line longer than _CHUNK_BYTES is written in chunks
         self._last_read = time.monotonic()
         self.initialize_result: dict[str, Any] = {}
 
     # -- the wire ----------------------------------------------------------------
 
     async def _send(self, message: Mapping[str, Any]) -> None:
-        assert self._process.stdin is not None
-        # One write() puts the whole line in the transport's buffer: lines never interleave, no lock needed.
-        self._process.stdin.write(dumps(message) + b"\n")
-        await self._process.stdin.drain()
+        stdin = self._process.stdin
+        assert stdin is not None
+        line = dumps(message)
+        if len(line) <= _CHUNK_BYTES and not self._big_line.locked():
+            # One line's writes have no await between them: lines never interleave, however many are sent.
+            stdin.write(line)
+            stdin.write(b"\n")
+        else:
+            # A big line (a stored output passed on) goes a chunk at a time, each written before the next is
+            # copied into the transport's buffer: one more whole copy of it would be the call's peak. A line
+            # sent meanwhile waits for it under the same lock.
+            async with self._big_line:
+                view = memoryview(line)
+                for start in range(0, len(line), _CHUNK_BYTES):
+                    stdin.write(view[start : start + _CHUNK_BYTES])
+                    await stdin.drain()
+                stdin.write(b"\n")
+        await stdin.drain()
 
     async def read_loop(self) -> None:
         """Read the server's lines until it closes stdout; then every waiting request fails."""

@@ -5,9 +5,10 @@ each secret in every string a model may be shown by its handle: texts, URIs (the
 so the URI stays valid), names, titles, descriptions, annotations, `_meta` and structured content. Binaries
 (`data` of an image or audio block, a resource's `blob`), the protocol's own `_meta` keys and offprompt's own
 `memory://` links are left alone. `redact_result`, `redact_resource`, `redact_prompt` and `redact_error` do the
-same to the SDK's models. `Redactor.substitute` puts the values back into a proxied call's arguments, for a
-server that may receive them: one whose output held the value, or one its `share_with` names. The table opens
-on first use, so a server that never meets a secret never creates it.
+same to the SDK's models. `Redactor.value_for` gives a handle's value back for a proxied call's arguments
+(`offprompt.arguments` fills them in), for a server that may receive it: one whose output held the value, or
+one its `share_with` names; `restore` does so leniently in a stored output passed on. The table opens on first
+use, so a server that never meets a secret never creates it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pydantic import BaseModel
 
 from offprompt.errors import SecretNotSharedError, UnknownSecretError
 from offprompt.secrets.detect import find_secrets
-from offprompt.secrets.vault import HANDLE, QUOTED_HANDLE, Secret, SecretVault
+from offprompt.secrets.vault import HANDLE, Secret, SecretVault
 
 __all__ = ["HANDLE_MARK", "VAULT_FILE", "Redactor", "holds_handle"]
 
@@ -183,52 +184,37 @@ class Redactor:
 
     # -- handles -> values ----------------------------------------------------------------------------------
 
-    def substitute(self, arguments: Mapping[str, Any] | None, owner: str, server: str) -> dict[str, Any] | None:
-        """The arguments for a call to `server` with every handle replaced by its value, for forwarding only
-        (never log or store them).
-
-        Raises `UnknownSecretError` when a handle is not one of `owner`'s, and `SecretNotSharedError` when its
-        value may not go to `server`: the call must not go out with it.
-        """
-        if arguments is None:
-            return None
-        return {key: self._substitute(value, owner, server) for key, value in arguments.items()}
-
-    def _substitute(self, value: Any, owner: str, server: str) -> Any:
-        if isinstance(value, str):
-            return self._substitute_text(value, owner, server) if holds_handle(value) else value
-        if isinstance(value, dict):
-            return {key: self._substitute(item, owner, server) for key, item in value.items()}
-        if isinstance(value, list):
-            return [self._substitute(item, owner, server) for item in value]
-        return value
-
     def may_receive(self, secret: Secret, server: str) -> bool:
         """Whether `server` may get this value: its output held it, or a server whose output did shares with it."""
         return server in secret.servers or any(server in self.sharing.get(p, ()) for p in secret.servers)
 
-    def _substitute_text(self, text: str, owner: str, server: str) -> str:
-        unknown: list[str] = []
-        withheld: list[tuple[str, Secret]] = []
+    def restore(self, text: str, owner: str, server: str) -> tuple[str, int]:
+        """A stored text with its handles put back where `server` may receive their values, for a call's arguments;
+        the others (another owner's, or values `server` may not get) are left as handles, and counted."""
+        if not holds_handle(text):
+            return text, 0
+        left = 0
 
         def value_of(match: Any) -> str:
+            nonlocal left
             secret = self.vault.reveal(match.group("id"), owner)
-            if secret is None:
-                unknown.append(match.group(0))
-                return ""
-            if not self.may_receive(secret, server):
-                withheld.append((match.group(0), secret))
-                return ""
+            if secret is None or not self.may_receive(secret, server):
+                left += 1
+                return str(match.group(0))
             return secret.value
 
-        replaced = QUOTED_HANDLE.sub(value_of, HANDLE.sub(value_of, text))
-        if unknown:
+        return HANDLE.sub(value_of, text), left
+
+    def value_for(self, handle: str, secret_id: str, owner: str, server: str) -> str:
+        """The value behind one handle (`handle` as written), for a call to `server`. Raises `UnknownSecretError`
+        when it is not one of `owner`'s, `SecretNotSharedError` when its value may not go to `server`."""
+        secret = self.vault.reveal(secret_id, owner)
+        if secret is None:
             raise UnknownSecretError(
-                f"{', '.join(unknown)} is not a secret handle this caller received (unknown, or given to another "
+                f"{handle} is not a secret handle this caller received (unknown, or given to another "
                 "token), so the call was not sent. Pass a handle from a result you received, or ask the user."
             )
-        if withheld:
-            handle, secret = withheld[0]
+        if not self.may_receive(secret, server):
             producers = " and ".join(f'"{name}"' for name in sorted(secret.servers)) or "no server"
             first = min(secret.servers) if secret.servers else "the server it came from"
             raise SecretNotSharedError(
@@ -236,4 +222,4 @@ class Redactor:
                 f'"{server}", so the call was not sent. If "{server}" should receive it, add "share_with": '
                 f'["{server}"] to the server "{first}" in the offprompt config.'
             )
-        return replaced
+        return secret.value

@@ -98,6 +98,8 @@ def _call_site(ctx: Ctx, route: Route, arguments: dict[str, Any] | None) -> Call
         intent=route.intent,
         secrets=route.secrets,
         secrets_allow=route.secrets_allow,
+        schema=route.schema,
+        max_argument_bytes=route.max_argument_bytes,
     )
 
 
@@ -168,8 +170,9 @@ def build_server(
     """The MCP server: the memory tools and `memory://` resources, plus the proxied tools of `proxy`, whose
     results go through `results` (one built from `settings` when not given)."""
     settings = settings or OffpromptSettings()
-    sharing = proxy.sharing() if proxy is not None else None
-    results = results or ResultBoundary(memory, ResultSettings.of(settings), sharing=sharing)
+    if results is None:
+        sharing, flows_to = (proxy.sharing(), proxy.flows_to()) if proxy is not None else (None, None)
+        results = ResultBoundary(memory, ResultSettings.of(settings), sharing=sharing, flows_to=flows_to)
     # The connections of 2025-era clients, to tell them of changed lists later. Weak: a connection that closed
     # is gone (a registry whose values referred back to their keys kept every connection, ~20 MiB a 1,000).
     connections: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -402,7 +405,10 @@ def serve_tasks(
         if route is None or call.task is None:
             return await call_next(ctx)  # a memory tool runs at once; an unknown one gets its error there
         site = _call_site(ctx, route, call.arguments)
-        arguments = results.forwarded_arguments(site)
+        try:
+            arguments = (await results.forward(site)).arguments
+        except OffpromptError as exc:  # a handle or reference refused: the task is not created, nothing is sent
+            raise MCPError(mt.INVALID_PARAMS, str(exc)) from None
         session = _client_session(ctx, proxy) if proxy.per_session(route) else None
         task = call.task.model_dump(by_alias=True, exclude_none=True, mode="json")
         created = await _relayed(proxy.start_task(route, arguments, task, SessionChannel(ctx), session))

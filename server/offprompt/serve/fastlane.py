@@ -120,6 +120,8 @@ class FastLane:
             intent=route.intent,
             secrets=route.secrets,
             secrets_allow=route.secrets_allow,
+            schema=route.schema,
+            max_argument_bytes=route.max_argument_bytes,
         )
 
         async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:

@@ -74,7 +74,9 @@ CANDIDATES: Final = 50
 DENSE_WEIGHT: Final = 0.6
 COVERAGE_WEIGHT: Final = 0.4
 #: How long a query waits for just-stored text to reach the lexical index.
-CHUNKING_WAIT_SECONDS: Final = 10.0
+CHUNKING_WAIT_SECONDS: Final = 0.5  # then the task memory ranks what is still unchunked on the spot
+#: How long the embedder yields, between two batches, to a stored text waiting for the chunker.
+EMBEDDER_YIELD_SECONDS: Final = 10.0
 #: With the dense index unreachable (a Chroma server down, the embedding function failing), the embedder keeps
 #: its texts and tries again after this long, doubling up to the cap: they are embedded once it is back.
 RETRY_FIRST_SECONDS: Final = 1.0
@@ -710,7 +712,7 @@ class IndexedTextStorage:
         with self._state:
             self._state.wait_for(
                 lambda: self._closed or not any(count > 0 for count in self._pending_lexical.values()),
-                CHUNKING_WAIT_SECONDS,
+                EMBEDDER_YIELD_SECONDS,
             )
 
     def _chunk_count(self, job: _Job) -> int:
