@@ -1,57 +1,86 @@
 """Retrieval eval: does `memory_query` return the passage that answers the question?
 
-Stores each document of data/docs/ in a fresh memory the way a tool result
-arrives (one MCP text block: the JSON documents become JSON artifacts), times
-the indexing, then asks every question of data/qa.jsonl in each mode
-(`dense`, `lexical`, `hybrid`): scoped to its document's namespace, as a model
-holding the reference asks, and over the whole memory (all eight documents).
+Three question sets (`--set`):
 
-A returned chunk is a hit when it belongs to the question's document and its
-byte span covers at least half of the bytes of the answer passage (the
-`answer` field, an exact substring that occurs once in the document). The
-JSON output also counts the stricter rule "covers the whole passage".
+- `tuning`: the 132 questions of data/qa.jsonl over the 12 documents of data/docs/. The ranking was tuned on all
+  of them: the 45 `*-nNN` ones, once held out, chose which changes were kept, so the old dev / held-out split is
+  shown as a column but measures nothing held out.
+- `frozen`: the 111 questions of data/frozen/qa-*.jsonl, written by two outside writers over 10 other documents
+  (data/frozen/WRITER_PROMPT.md) and never tuned on: what predicts questions from outside.
+- `generated`: about 400 questions made without a writer from real files on this machine that neither set uses
+  (generated.py): the plain words of a standard-library name for its defining line, a JSON record's description
+  without its identifiers for that description.
 
-Reported: recall@1, recall@5 and MRR@10 (reciprocal rank of the first hit in
-the top 10, 0 if none) per mode, per document kind, and indexing time. Also
-how far fusion and reranking could go with these two rankers: how often the
-answer is in the top 5 of either one (no fusion of the two lists does better
-in practice), and in the top 50 of either (the candidates a reranker would
-see).
+Stores each document of the set in a fresh memory the way a tool result arrives (one MCP text block: the JSON
+documents become JSON artifacts), times the indexing, then asks every question in each mode (`dense`, `lexical`,
+`hybrid`): scoped to its document's namespace, as a model holding the reference asks, and over the whole memory
+(all the set's documents).
 
-Usage: .venv/bin/python bench/retrieval/eval.py [--out bench/results/retrieval.json] [--data-dir DIR]
+Two hit rules, both reported: a returned chunk of the question's document is a *strict* hit when its byte span
+holds the whole answer passage (the `answer` field, an exact substring that occurs once in the document), a
+*lenient* hit when it covers at least half of the passage's bytes.
+
+Reported per rule: recall@1, recall@5 and MRR@10 (reciprocal rank of the first hit in the top 10, 0 if none),
+overall and per document kind (code, prose, markdown, logs, json), for the three modes and for the fixed
+200-token windows the issue started from (ranked by BM25 and by the same MiniLM's cosine); hybrid's paired wins
+and losses against the fixed-window BM25; how many answers no chunk can hold whole; and indexing time. Also how
+far fusion and reranking could go with these two rankers: how often the answer is in the top 5 of either one,
+and in the top 50 of either (the candidates a reranker would see).
+
+The JSON (bench/results/retrieval-<set>.json unless --out) holds every question's rank per ranking and rule, so
+that a later run can be compared question by question, and the git commit the run was made on.
+
+Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|generated] [--out FILE] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
                                    embedded: for tuning ranking without embedding 1.3 MB each time)
+       [--baseline-from FILE]   (the fixed-window baselines of an earlier run of the same set: they don't depend
+                                 on offprompt's ranking)
        [--postgres DSN]   (the shared memory: PostgreSQL full-text search instead of FTS5; with --lexical-only)
+       --markdown FILE...   (no run: the tables of earlier results, per set, as Markdown for a README)
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import itertools
 import json
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import generated
 import mcp_types as mt
 
+import offprompt
 from offprompt.artifacts import from_block
 from offprompt.memory.chunking import chunk
-from offprompt.memory.storage.base import Hit
+from offprompt.memory.storage.base import Hit, SearchMode
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
 DATA = HERE / "data"
-RESULTS = HERE.parent / "results" / "retrieval.json"
-MODES = ("dense", "lexical", "hybrid")
-KINDS = ("code", "prose", "logs", "json")
+FROZEN = DATA / "frozen"
+RESULTS = HERE.parent / "results"
+SETS = ("tuning", "frozen", "generated")
+MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
+KINDS = ("code", "prose", "markdown", "logs", "json")
+BASELINES = ("fixed-200/dense", "fixed-200/lexical")
+LABELS = {"fixed-200/dense": "fixed-200 MiniLM", "fixed-200/lexical": "fixed-200 BM25"}
+#: The strict rule first: the judge of the frozen questions counts an answer found only when it is held whole.
+RULES = ("strict", "lenient")
+RANK_FIELD = {"strict": "rank_whole", "lenient": "rank"}
 TOP_K = 10
 #: How deep a reranker of the two rankings' candidates would look.
 POOL = 50
@@ -65,15 +94,16 @@ class Question:
     type: str
     question: str
     answer: str
+    #: ``dev`` / ``held-out`` for the tuning questions (both tuned on now), else the set's name.
+    split: str = "dev"
+    #: A generated question on a name that starts with ``_``.
+    private: bool = False
+    #: Where ``doc`` is relative to (a generated question's ``doc`` is an absolute path).
+    root: Path = DATA
 
     @property
-    def split(self) -> str:
-        """``dev``: the first 87 questions, which the rankers may be tuned on; ``held-out``: the ``*-nNN`` ones on
-        four later documents, written before any tuning and never tuned on."""
-        return "held-out" if "-n" in self.id else "dev"
-
-
-SPLITS = ("dev", "held-out")
+    def path(self) -> Path:
+        return self.root / self.doc
 
 
 @dataclass(frozen=True)
@@ -82,11 +112,39 @@ class Doc:
     data: bytes
     namespace: str
     offsets: Any  # the token index: hit offsets are tokens
+    #: The byte spans of the chunks the memory cuts it into: which answers a chunk can hold whole at all.
+    chunks: list[tuple[int, int]]
 
 
-def load_questions() -> list[Question]:
-    lines = (DATA / "qa.jsonl").read_text(encoding="utf-8").splitlines()
-    return [Question(**json.loads(line)) for line in lines if line.strip()]
+def load_questions(name: str = "tuning") -> list[Question]:
+    if name == "tuning":
+        return [tuning_question(row) for row in read_jsonl(DATA / "qa.jsonl")]
+    if name == "frozen":
+        rows = [row for part in ("qa-a.jsonl", "qa-b.jsonl") for row in read_jsonl(FROZEN / part)]
+        return [Question(**row, split="frozen", root=FROZEN) for row in rows]
+    if name == "generated":
+        made = generated.questions()
+        return [Question(**dataclasses.asdict(m), split="generated", root=Path("/")) for m in made]
+    raise ValueError(f"no question set {name!r}: one of {', '.join(SETS)}")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def tuning_question(row: dict[str, Any]) -> Question:
+    """A tuning question, its kind `markdown` for a .md document as in the frozen set (Node's dgram.md was
+    counted as prose), its split from its id: ``*-nNN`` were the held-out ones."""
+    kind = "markdown" if row["doc"].endswith(".md") else row["kind"]
+    return Question(**{**row, "kind": kind}, split="held-out" if "-n" in row["id"] else "dev")
+
+
+def answer_span(data: bytes, answer: str) -> tuple[int, int]:
+    raw = answer.encode("utf-8")
+    start = data.find(raw)
+    if start < 0:
+        raise AssertionError(f"an answer is not in its document: {answer[:60]!r}")
+    return start, start + len(raw)
 
 
 def hit_span(doc: Doc, hit: Hit) -> tuple[int, int]:
@@ -115,6 +173,11 @@ def judge_spans(answer: tuple[int, int], spans: list[tuple[int, int]]) -> tuple[
     return most, whole
 
 
+def holds(spans: Iterable[tuple[int, int]], answer: tuple[int, int]) -> bool:
+    """Whether one of the spans holds the whole answer: if none does, no ranking can make a strict hit."""
+    return any(s <= answer[0] and answer[1] <= e for s, e in spans)
+
+
 def metrics(ranks: list[int | None]) -> dict[str, float]:
     n = len(ranks)
     return {
@@ -126,7 +189,8 @@ def metrics(ranks: list[int | None]) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the JSON results")
+    parser.add_argument("--set", choices=SETS, default="tuning", help="which questions to ask (default: tuning)")
+    parser.add_argument("--out", type=Path, help="where to write the JSON results (default: results/retrieval-SET)")
     parser.add_argument("--data-dir", type=Path, help="memory directory (default: a temporary one)")
     parser.add_argument(
         "--no-baseline", action="store_true", help="skip the fixed 200-token chunks the issue started from"
@@ -138,14 +202,21 @@ def main() -> int:
         "--baseline-from",
         type=Path,
         help="take the fixed-window baselines from an earlier run's JSON (same questions; they don't depend on "
-        "offprompt's ranking) instead of embedding 1.3 MB again",
+        "offprompt's ranking) instead of embedding the documents again",
     )
     parser.add_argument("--memory-name", default="retrieval-eval", help="the memory's name in --data-dir")
     parser.add_argument(
         "--reuse", action="store_true", help="with --data-dir: use the documents an earlier run stored there"
     )
     parser.add_argument("--postgres", help="a PostgreSQL DSN: rank with the shared memory's lexical index")
+    parser.add_argument(
+        "--markdown", type=Path, nargs="+", metavar="RESULT", help="print earlier results' tables as Markdown"
+    )
     args = parser.parse_args()
+    if args.markdown:
+        for path in args.markdown:
+            print("\n".join(markdown_tables(json.loads(path.read_text(encoding="utf-8")))) + "\n")
+        return 0
     if args.reuse and not args.data_dir:
         parser.error("--reuse needs the --data-dir of an earlier run")
     if args.postgres and not args.lexical_only:
@@ -154,13 +225,13 @@ def main() -> int:
         global MODES
         MODES = ("lexical",)
 
-    questions = load_questions()
+    questions = load_questions(args.set)
     with tempfile.TemporaryDirectory() as tmp:
         name = f"{args.memory_name}-{int(time.time())}" if args.postgres else args.memory_name
         settings = MemorySettings(name=name, data_dir=args.data_dir or Path(tmp), postgres=args.postgres)
         memory = TaskMemory.open(settings)
         try:
-            docs, indexing = index(memory, sorted({q.doc for q in questions}), reuse=args.reuse)
+            docs, indexing = index(memory, questions, reuse=args.reuse)
             answers = run(memory, docs, questions)
         finally:
             memory.close()
@@ -168,29 +239,32 @@ def main() -> int:
             baselines = carried_baseline(args.baseline_from, questions)
         else:
             baselines = {} if args.no_baseline else baseline(docs, questions, Path(tmp))
-    report = summarise(questions, answers, indexing)
-    report["baseline"] = baselines
+    report = summarise(args.set, questions, answers, indexing, baselines)
+    report["documents"] = documents(docs, questions)
     print_report(report)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"\nwrote {args.out}")
+    out = args.out or RESULTS / f"retrieval-{args.set}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {out}")
     return 0
 
 
-def index(memory: TaskMemory, names: list[str], reuse: bool = False) -> tuple[dict[str, Doc], dict[str, Any]]:
+def index(memory: TaskMemory, questions: list[Question], reuse: bool = False) -> tuple[dict[str, Doc], dict[str, Any]]:
+    paths = {q.doc: q.path for q in questions}
     docs: dict[str, Doc] = {}
     store_ms: dict[str, float] = {}
     stored = {r.arguments.get("path"): r.namespace for r in memory.recent(1000)} if reuse else {}
     started = time.perf_counter()
-    for name in names:
-        data = (DATA / name).read_bytes()
+    for name in sorted(paths):
+        data = paths[name].read_bytes()
         t0 = time.perf_counter()
         namespace = stored.get(name)
         if namespace is None:
             artifact = from_block(mt.TextContent(text=data.decode("utf-8")))
             namespace = memory.store([artifact], tool="bench.read_file", arguments={"path": name}).namespace
         store_ms[name] = (time.perf_counter() - t0) * 1000
-        docs[name] = Doc(name, data, namespace, memory.text.token_index(namespace, 0).offsets)  # type: ignore[attr-defined]
+        offsets = memory.text.token_index(namespace, 0).offsets
+        docs[name] = Doc(name, data, namespace, offsets, chunk_spans(data, artifact_kind(name)))
     text = memory.text
     assert text.wait_chunked(None, 600)  # type: ignore[attr-defined]
     if memory.text.__class__.__name__ == "SharedTextStorage":
@@ -199,11 +273,10 @@ def index(memory: TaskMemory, names: list[str], reuse: bool = False) -> tuple[di
     if "dense" in MODES:
         assert text.wait_indexed(timeout=3600)  # type: ignore[attr-defined]
     embedded = time.perf_counter() - started
-    per_doc = {}
-    for name, doc in docs.items():
-        kind = "json" if name.endswith(".json") else "text"
-        chunks = chunk(doc.data, kind)
-        per_doc[name] = {"bytes": len(doc.data), "chunks": len(chunks), "store_ms": round(store_ms[name], 1)}
+    per_doc = {
+        name: {"bytes": len(doc.data), "chunks": len(doc.chunks), "store_ms": round(store_ms[name], 1)}
+        for name, doc in docs.items()
+    }
     total_chunks = sum(d["chunks"] for d in per_doc.values())
     return docs, {
         "documents": len(docs),
@@ -219,29 +292,41 @@ def index(memory: TaskMemory, names: list[str], reuse: bool = False) -> tuple[di
     }
 
 
+def artifact_kind(name: str) -> str:
+    """The artifact kind the text block becomes: JSON documents are JSON artifacts."""
+    return "json" if name.endswith(".json") else "text"
+
+
+def chunk_spans(data: bytes, kind: str) -> list[tuple[int, int]]:
+    return [(c.start, c.end) for c in chunk(data, kind)]
+
+
 def run(memory: TaskMemory, docs: dict[str, Doc], questions: list[Question]) -> list[dict[str, Any]]:
-    answers: list[dict[str, Any]] = []
-    for q in questions:
-        doc = docs[q.doc]
-        a = doc.data.find(q.answer.encode("utf-8"))
-        span = (a, a + len(q.answer.encode("utf-8")))
-        row: dict[str, Any] = {"id": q.id, "kind": q.kind, "type": q.type, "split": q.split}
-        for scope in ("document", "memory"):
-            for mode in MODES:
-                t0 = time.perf_counter()
-                hits, _ = memory.query(q.question, doc.namespace if scope == "document" else None, TOP_K, mode=mode)
-                ms = (time.perf_counter() - t0) * 1000
-                most, whole = judge(doc, span, hits)
-                row[f"{scope}/{mode}"] = {"rank": most, "rank_whole": whole, "ms": round(ms, 2)}
-        deep = []
-        for mode in ("dense", "lexical"):
-            if mode not in MODES:
-                continue
-            hits, _ = memory.query(q.question, doc.namespace, POOL, mode=mode)
-            deep.extend(r for r in judge(doc, span, hits)[:1] if r is not None)
-        row["document/either"] = min(deep, default=None)
-        answers.append(row)
-    return answers
+    return [ask(memory, docs[q.doc], q) for q in questions]
+
+
+def ask(memory: TaskMemory, doc: Doc, q: Question) -> dict[str, Any]:
+    """One question in every mode and scope: the ranks of its first lenient and first strict hit."""
+    span = answer_span(doc.data, q.answer)
+    row: dict[str, Any] = {"id": q.id, "kind": q.kind, "type": q.type, "split": q.split}
+    if q.private:
+        row["private"] = True
+    row["holdable"] = holds(doc.chunks, span)
+    for scope in ("document", "memory"):
+        for mode in MODES:
+            t0 = time.perf_counter()
+            hits, _ = memory.query(q.question, doc.namespace if scope == "document" else None, TOP_K, mode=mode)
+            ms = (time.perf_counter() - t0) * 1000
+            most, whole = judge(doc, span, hits)
+            row[f"{scope}/{mode}"] = {"rank": most, "rank_whole": whole, "ms": round(ms, 2)}
+    deep: list[int] = []
+    for ranked in ("dense", "lexical"):
+        if ranked not in MODES:
+            continue
+        hits, _ = memory.query(q.question, doc.namespace, POOL, mode=ranked)
+        deep.extend(r for r in judge(doc, span, hits)[:1] if r is not None)
+    row["document/either"] = min(deep, default=None)
+    return row
 
 
 def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict[str, Any]:
@@ -251,7 +336,8 @@ def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict
 
     model = MiniLMEmbedding() if "dense" in MODES else None
     lexical = SqliteLexicalIndex(tmp / "baseline-lexical.sqlite3")
-    ranks: dict[str, list[int | None]] = {"dense": [], "lexical": []} if model else {"lexical": []}
+    ranks: dict[str, dict[str, dict[str, int | None]]] = {}
+    holdable: dict[str, bool] = {}
     started = time.perf_counter()
     windows: dict[str, tuple[list[tuple[int, int]], Any]] = {}
     for name, doc in docs.items():
@@ -264,76 +350,192 @@ def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict
     seconds = time.perf_counter() - started
     for q in questions:
         spans, vectors = windows[q.doc]
-        data = docs[q.doc].data
-        a = data.find(q.answer.encode("utf-8"))
-        answer = (a, a + len(q.answer.encode("utf-8")))
+        answer = answer_span(docs[q.doc].data, q.answer)
+        holdable[q.id] = holds(spans, answer)
+        ranks[q.id] = {}
         if model:
             nearest = (vectors @ model.embed([q.question])[0]).argsort()[::-1][:TOP_K]
-            ranks["dense"].append(judge_spans(answer, [spans[i] for i in nearest])[0])
+            ranks[q.id]["fixed-200/dense"] = as_ranks(judge_spans(answer, [spans[i] for i in nearest]))
         found = lexical.search(q.question, [q.doc], TOP_K)
-        ranks["lexical"].append(judge_spans(answer, [(h.record.start, h.record.end) for h in found])[0])
+        ranks[q.id]["fixed-200/lexical"] = as_ranks(
+            judge_spans(answer, [(h.record.start, h.record.end) for h in found])
+        )
     lexical.close()
-    chunks = sum(len(spans) for spans, _ in windows.values())
-    by: dict[str, Any] = {}
-    for mode, r in ranks.items():
-        groups: dict[str, list[int | None]] = defaultdict(list)
-        for n, q in enumerate(questions):
-            for key in (q.kind, q.split, f"{q.split}/{q.kind}"):
-                groups[key].append(r[n])
-        by[f"fixed-200/{mode}"] = {k: metrics(v) for k, v in sorted(groups.items())}
     return {
-        "chunks": chunks,
+        "chunks": sum(len(spans) for spans, _ in windows.values()),
         "indexing_s": round(seconds, 2),
-        **{f"fixed-200/{mode}": metrics(r) for mode, r in ranks.items()},
-        "by": by,
-        "ranks": {q.id: {mode: r[n] for mode, r in ranks.items()} for n, q in enumerate(questions)},
+        "ranks": ranks,
+        "holdable": holdable,
     }
+
+
+def as_ranks(judged: tuple[int | None, int | None]) -> dict[str, int | None]:
+    return {"rank": judged[0], "rank_whole": judged[1]}
 
 
 def carried_baseline(path: Path, questions: list[Question]) -> dict[str, Any]:
     earlier = json.loads(path.read_text(encoding="utf-8"))
     base: dict[str, Any] = earlier.get("baseline") or {}
-    if set(base.get("ranks", {})) != {q.id for q in questions}:
-        raise SystemExit(f"{path} holds no baseline for these questions: run without --baseline-from")
+    ranks = base.get("ranks", {})
+    # An older run kept the lenient rank only (a bare number per ranking), not the strict one.
+    whole = all(isinstance(r, dict) and "rank_whole" in r for per_q in ranks.values() for r in per_q.values())
+    if set(ranks) != {q.id for q in questions} or not whole:
+        raise SystemExit(f"{path} holds no baseline for these questions, by both rules: run without --baseline-from")
     return {**base, "carried_from": str(path)}
 
 
-def summarise(questions: list[Question], answers: list[dict[str, Any]], indexing: dict[str, Any]) -> dict[str, Any]:
+def rankers(answers: list[dict[str, Any]]) -> list[str]:
+    """The rankings every answer row holds, the three modes in the document first."""
+    names = [f"{scope}/{mode}" for scope in ("document", "memory") for mode in MODES]
+    return names + [b for b in BASELINES if answers and b in answers[0]]
+
+
+def groups_of(row: dict[str, Any]) -> list[str]:
+    keys = ["all", row["kind"], row["type"], row["split"], f"{row['split']}/{row['kind']}"]
+    return keys + (["private"] if row.get("private") else [])
+
+
+def score(answers: list[dict[str, Any]], ranker: str) -> dict[str, Any]:
+    """Both rules' metrics for one ranking, overall and per group (kind, type, split, split/kind)."""
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for a in answers:
+        for group in groups_of(a):
+            by[group].append(a[ranker])
+    return {
+        group: {rule: metrics([r[RANK_FIELD[rule]] for r in ranks]) for rule in RULES}
+        for group, ranks in sorted(by.items())
+    }
+
+
+def hit(rank: int | None, k: int) -> bool:
+    return rank is not None and rank <= k
+
+
+def paired(answers: list[dict[str, Any]], ranker: str, against: str) -> dict[str, Any]:
+    """Per group, the questions `ranker` hits and `against` misses (wins), and the other way (losses), strict."""
+    out: dict[str, Any] = {}
+    for k in (1, 5):
+        counts: dict[str, dict[str, int]] = defaultdict(lambda: {"wins": 0, "losses": 0, "both": 0, "neither": 0})
+        for a in answers:
+            ours, theirs = hit(a[ranker]["rank_whole"], k), hit(a[against]["rank_whole"], k)
+            outcome = "both" if ours and theirs else "wins" if ours else "losses" if theirs else "neither"
+            for group in ("all", a["kind"]):
+                counts[group][outcome] += 1
+        out[f"@{k}"] = dict(sorted(counts.items()))
+    return out
+
+
+def holdable_counts(answers: list[dict[str, Any]], baselines: dict[str, Any]) -> dict[str, Any]:
+    """Per kind, how many answers no chunk of the memory (or no fixed window) holds whole."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"questions": 0, "no_chunk_holds": 0})
+    windows = baselines.get("holdable", {})
+    for a in answers:
+        for group in ("all", a["kind"]):
+            counts[group]["questions"] += 1
+            counts[group]["no_chunk_holds"] += not a["holdable"]
+            if windows:
+                counts[group]["no_window_holds"] = counts[group].get("no_window_holds", 0) + (not windows[a["id"]])
+    return dict(sorted(counts.items()))
+
+
+def git_state() -> dict[str, Any]:
+    """The commit the run was made on, and what differed from it in the code that decides the ranks."""
+
+    def git(*argv: str) -> str:
+        return subprocess.run(["git", "-C", str(REPO), *argv], capture_output=True, text=True).stdout.strip()
+
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "uncommitted": git("status", "--porcelain", "--", "server", "bench/retrieval").splitlines(),
+        "offprompt_from": str(Path(offprompt.__file__).parent),
+    }
+
+
+def documents(docs: dict[str, Doc], questions: list[Question]) -> list[dict[str, Any]]:
+    paths = {q.doc: q.path for q in questions}
+    return [
+        {"doc": name, "path": str(paths[name]), "bytes": len(doc.data), "sha256": hashlib.sha256(doc.data).hexdigest()}
+        for name, doc in sorted(docs.items())
+    ]
+
+
+def summarise(
+    set_name: str,
+    questions: list[Question],
+    answers: list[dict[str, Any]],
+    indexing: dict[str, Any],
+    baselines: dict[str, Any],
+) -> dict[str, Any]:
+    for a in answers:
+        a.update(baselines.get("ranks", {}).get(a["id"], {}))
     results: dict[str, Any] = {}
-    for scope in ("document", "memory"):
-        for mode in MODES:
-            key = f"{scope}/{mode}"
-            ranks = [a[key]["rank"] for a in answers]
-            entry: dict[str, Any] = metrics(ranks)
-            entry["strict"] = metrics([a[key]["rank_whole"] for a in answers])
-            entry["query_ms_p50"] = round(statistics.median(a[key]["ms"] for a in answers), 2)
-            by: dict[str, list[int | None]] = defaultdict(list)
-            for a in answers:
-                for group in (a["kind"], a["type"], a["split"], f"{a['split']}/{a['kind']}"):
-                    by[group].append(a[key]["rank"])
-            entry["by"] = {k: metrics(v) for k, v in sorted(by.items())}
-            entry["missed@5"] = [a["id"] for a in answers if a[key]["rank"] is None or a[key]["rank"] > 5]
-            results[key] = entry
+    for ranker in rankers(answers):
+        results[ranker] = {"by": score(answers, ranker)}
+        if "ms" in answers[0][ranker]:
+            results[ranker]["query_ms_p50"] = round(statistics.median(a[ranker]["ms"] for a in answers), 2)
     either = [a["document/either"] for a in answers]
     results["document/either"] = {
         "top5": sum(1 for r in either if r is not None and r <= 5) / len(answers),
         f"top{POOL}": sum(1 for r in either if r is not None) / len(answers),
     }
+    if {"document/hybrid", "fixed-200/lexical"} <= answers[0].keys():
+        results["paired/hybrid-vs-fixed-200-bm25"] = paired(answers, "document/hybrid", "fixed-200/lexical")
     return {
+        "set": set_name,
         "questions": len(questions),
-        "hit_rule": "a returned chunk of the right document covers at least half of the answer passage's bytes",
+        "hit_rules": {
+            "strict": "a returned chunk of the right document holds the whole answer passage",
+            "lenient": "a returned chunk of the right document covers at least half of the answer passage's bytes",
+        },
+        "git": git_state(),
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "indexing": indexing,
+        "baseline": {k: v for k, v in baselines.items() if k not in ("ranks", "holdable")},
+        "holdable": holdable_counts(answers, baselines),
         "results": results,
         "answers": answers,
     }
 
 
+def columns(report: dict[str, Any]) -> list[str]:
+    """All, the splits where a set has more than one, then the kinds the set holds."""
+    by = next(r["by"] for key, r in report["results"].items() if key.startswith("document/") and "by" in r)
+    splits = sorted({a["split"] for a in report["answers"]}, key=lambda s: (s != "dev", s))
+    return ["all"] + (splits if len(splits) > 1 else []) + [k for k in KINDS if k in by]
+
+
+def label(ranker: str) -> str:
+    scope, mode = ranker.split("/")
+    if ranker in LABELS:
+        return f"*{LABELS[ranker]}*"
+    return f"**{mode}**" if mode == "hybrid" and scope == "document" else mode
+
+
+def markdown_tables(report: dict[str, Any]) -> list[str]:
+    """Per rule, within the document: R@1 / R@5 / MRR@10 per kind for the modes and the fixed-window baselines."""
+    cols = columns(report)
+    n = {c: sum(1 for a in report["answers"] if c in groups_of(a)) for c in cols}
+    lines = [f"{report['set']} set ({report['questions']} questions), within the document: R@1 / R@5 / MRR@10"]
+    lines += ["", f"| rule | ranking | {' | '.join(f'{c} ({n[c]})' for c in cols)} |"]
+    lines.append("| --- | --- | " + " | ".join("---:" for _ in cols) + " |")
+    shown = [r for r in (*(f"document/{m}" for m in MODES), *BASELINES) if r in report["results"]]
+    for rule in RULES:
+        for ranker in shown:
+            by = report["results"][ranker]["by"]
+            cells = [cell(by[c][rule]) if c in by else "-" for c in cols]
+            lines.append(f"| {rule} | {label(ranker)} | {' | '.join(cells)} |")
+    return lines
+
+
+def cell(m: dict[str, float]) -> str:
+    return f"{m['recall@1']:.2f} / {m['recall@5']:.2f} / {m['mrr@10']:.2f}"
+
+
 def print_report(report: dict[str, Any]) -> None:
     ix = report["indexing"]
     print(
-        f"{report['questions']} questions over {ix['documents']} documents ({ix['bytes']:,} bytes, "
-        f"{ix['chunks']:,} chunks)"
+        f"{report['set']}: {report['questions']} questions over {ix['documents']} documents ({ix['bytes']:,} bytes, "
+        f"{ix['chunks']:,} chunks), commit {report['git']['commit'][:12]}"
     )
     if ix.get("reused"):
         print("indexing: not timed (--reuse: the documents an earlier run stored and embedded)")
@@ -343,55 +545,53 @@ def print_report(report: dict[str, Any]) -> None:
             f"{ix['lexical_ready_s']:.1f} s, fully embedded after {ix['fully_indexed_s']:.1f} s "
             f"({ix['chunks_per_s']:.1f} chunks/s)"
         )
-    for scope, title in (("document", "within the document's namespace"), ("memory", "over the whole memory")):
-        print(f"\n{title}:")
-        print(f"| mode | recall@1 | recall@5 | MRR@10 | {' | '.join(f'R@5 {k}' for k in KINDS)} | query p50 |")
-        print("| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in KINDS) + " | ---: |")
-        for mode in MODES:
-            r = report["results"][f"{scope}/{mode}"]
-            kinds = " | ".join(f"{r['by'][k]['recall@5']:.2f}" for k in KINDS)
-            print(
-                f"| {mode} | {r['recall@1']:.3f} | {r['recall@5']:.3f} | {r['mrr@10']:.3f} | {kinds} | "
-                f"{r['query_ms_p50']:.0f} ms |"
-            )
-        for mode in MODES:
-            missed = report["results"][f"{scope}/{mode}"]["missed@5"]
-            print(f"  {mode} misses @5: {', '.join(missed) or 'none'}")
+    print()
+    print("\n".join(markdown_tables(report)))
+    print_memory_scope(report)
+    print_paired(report)
+    print_holdable(report)
     either = report["results"]["document/either"]
     print(
-        f"\nthe answer is in the top 5 of dense or lexical for {either['top5']:.3f} of the questions, "
+        f"\nthe answer is (leniently) in the top 5 of dense or lexical for {either['top5']:.3f} of the questions, "
         f"in the top {POOL} of one of them for {either[f'top{POOL}']:.3f}"
     )
-    base = report.get("baseline")
-    print_splits(report, base)
+    base = report["baseline"]
     if base:
-        size = f"{base['chunks']:,} chunks, embedded in {base['indexing_s']:.1f} s"
-        print(f"\nbaseline, fixed 200-token windows ({size}), within the document:")
-        print("| ranking | recall@1 | recall@5 | MRR@10 |\n| --- | ---: | ---: | ---: |")
-        for mode, label in (("dense", "MiniLM cosine"), ("lexical", "BM25")):
-            if f"fixed-200/{mode}" not in base:
-                continue
-            r = base[f"fixed-200/{mode}"]
-            print(f"| {label} | {r['recall@1']:.3f} | {r['recall@5']:.3f} | {r['mrr@10']:.3f} |")
+        print(f"\nfixed 200-token windows: {base['chunks']:,} chunks, embedded in {base['indexing_s']:.1f} s")
 
 
-def ranks_of(base: dict[str, Any]) -> set[str]:
-    return {key.split("/")[1] for key in base.get("by", {})}
+def print_memory_scope(report: dict[str, Any]) -> None:
+    print("\nover the whole memory (all the set's documents), all questions: R@1 / R@5 / MRR@10")
+    print("| ranking | strict | lenient | query p50 |\n| --- | ---: | ---: | ---: |")
+    for mode in MODES:
+        r = report["results"][f"memory/{mode}"]
+        print(
+            f"| {mode} | {cell(r['by']['all']['strict'])} | {cell(r['by']['all']['lenient'])} | "
+            f"{r['query_ms_p50']:.0f} ms |"
+        )
 
 
-def print_splits(report: dict[str, Any], base: dict[str, Any] | None) -> None:
-    """Recall@1 / recall@5 per kind, dev and held-out apart, for the three modes and the fixed-window baselines."""
-    for split in SPLITS:
-        print(f"\n{split} questions, within the document: R@1 / R@5 per kind")
-        print(f"| ranking | all | {' | '.join(KINDS)} |\n| --- | ---: | " + " | ".join("---:" for _ in KINDS) + " |")
-        rows: list[tuple[str, dict[str, Any]]] = [(m, report["results"][f"document/{m}"]["by"]) for m in MODES]
-        if base:
-            ranked = ranks_of(base)
-            rows += [(f"fixed-200 {m}", base["by"][f"fixed-200/{m}"]) for m in ("dense", "lexical") if m in ranked]
-        for label, by in rows:
-            cells = [by.get(split)] + [by.get(f"{split}/{k}") for k in KINDS]
-            text = " | ".join(f"{c['recall@1']:.2f} / {c['recall@5']:.2f}" if c else "-" for c in cells)
-            print(f"| {label} | {text} |")
+def print_paired(report: dict[str, Any]) -> None:
+    pairs = report["results"].get("paired/hybrid-vs-fixed-200-bm25")
+    if not pairs:
+        return
+    groups = ["all"] + [k for k in KINDS if k in pairs["@1"]]
+    print("\nhybrid against the fixed-window BM25, strict rule: wins / losses (both hit, neither hit)")
+    print(f"| at | {' | '.join(groups)} |\n| --- | " + " | ".join("---:" for _ in groups) + " |")
+    for at, counts in pairs.items():
+        cells = [f"{c['wins']} / {c['losses']} ({c['both']}, {c['neither']})" for c in (counts[g] for g in groups)]
+        print(f"| R{at} | {' | '.join(cells)} |")
+
+
+def print_holdable(report: dict[str, Any]) -> None:
+    counts = report["holdable"]
+    groups = ["all"] + [k for k in KINDS if k in counts]
+    print("\nanswers no chunk holds whole (no strict hit is possible), of the questions")
+    print(f"| chunks | {' | '.join(groups)} |\n| --- | " + " | ".join("---:" for _ in groups) + " |")
+    for key, what in (("no_chunk_holds", "offprompt's"), ("no_window_holds", "fixed 200-token")):
+        if key in counts["all"]:
+            cells = [f"{counts[g][key]} of {counts[g]['questions']}" for g in groups]
+            print(f"| {what} | {' | '.join(cells)} |")
 
 
 if __name__ == "__main__":
