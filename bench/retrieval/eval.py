@@ -226,6 +226,7 @@ def main() -> int:
         MODES = ("lexical",)
 
     questions = load_questions(args.set)
+    commit = git_state()  # before the run: the code the ranks come from
     with tempfile.TemporaryDirectory() as tmp:
         name = f"{args.memory_name}-{int(time.time())}" if args.postgres else args.memory_name
         settings = MemorySettings(name=name, data_dir=args.data_dir or Path(tmp), postgres=args.postgres)
@@ -239,7 +240,7 @@ def main() -> int:
             baselines = carried_baseline(args.baseline_from, questions)
         else:
             baselines = {} if args.no_baseline else baseline(docs, questions, Path(tmp))
-    report = summarise(args.set, questions, answers, indexing, baselines)
+    report = summarise(args.set, questions, answers, indexing, baselines, commit)
     report["documents"] = documents(docs, questions)
     print_report(report)
     out = args.out or RESULTS / f"retrieval-{args.set}.json"
@@ -336,8 +337,7 @@ def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict
 
     model = MiniLMEmbedding() if "dense" in MODES else None
     lexical = SqliteLexicalIndex(tmp / "baseline-lexical.sqlite3")
-    ranks: dict[str, dict[str, dict[str, int | None]]] = {}
-    holdable: dict[str, bool] = {}
+    ranks: dict[str, dict[str, Any]] = {}
     started = time.perf_counter()
     windows: dict[str, tuple[list[tuple[int, int]], Any]] = {}
     for name, doc in docs.items():
@@ -351,8 +351,7 @@ def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict
     for q in questions:
         spans, vectors = windows[q.doc]
         answer = answer_span(docs[q.doc].data, q.answer)
-        holdable[q.id] = holds(spans, answer)
-        ranks[q.id] = {}
+        ranks[q.id] = {"window_holdable": holds(spans, answer)}
         if model:
             nearest = (vectors @ model.embed([q.question])[0]).argsort()[::-1][:TOP_K]
             ranks[q.id]["fixed-200/dense"] = as_ranks(judge_spans(answer, [spans[i] for i in nearest]))
@@ -365,7 +364,6 @@ def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict
         "chunks": sum(len(spans) for spans, _ in windows.values()),
         "indexing_s": round(seconds, 2),
         "ranks": ranks,
-        "holdable": holdable,
     }
 
 
@@ -374,14 +372,14 @@ def as_ranks(judged: tuple[int | None, int | None]) -> dict[str, int | None]:
 
 
 def carried_baseline(path: Path, questions: list[Question]) -> dict[str, Any]:
+    """The fixed-window ranks of an earlier run's answer rows (an older run kept them elsewhere, lenient only)."""
     earlier = json.loads(path.read_text(encoding="utf-8"))
-    base: dict[str, Any] = earlier.get("baseline") or {}
-    ranks = base.get("ranks", {})
-    # An older run kept the lenient rank only (a bare number per ranking), not the strict one.
-    whole = all(isinstance(r, dict) and "rank_whole" in r for per_q in ranks.values() for r in per_q.values())
-    if set(ranks) != {q.id for q in questions} or not whole:
+    rows = {a["id"]: a for a in earlier.get("answers", [])}
+    if set(rows) != {q.id for q in questions} or not all("window_holdable" in a for a in rows.values()):
         raise SystemExit(f"{path} holds no baseline for these questions, by both rules: run without --baseline-from")
-    return {**base, "carried_from": str(path)}
+    kept = ("window_holdable", *BASELINES)
+    ranks = {qid: {key: a[key] for key in kept if key in a} for qid, a in rows.items()}
+    return {**earlier["baseline"], "ranks": ranks, "carried_from": str(path)}
 
 
 def rankers(answers: list[dict[str, Any]]) -> list[str]:
@@ -425,16 +423,15 @@ def paired(answers: list[dict[str, Any]], ranker: str, against: str) -> dict[str
     return out
 
 
-def holdable_counts(answers: list[dict[str, Any]], baselines: dict[str, Any]) -> dict[str, Any]:
+def holdable_counts(answers: list[dict[str, Any]]) -> dict[str, Any]:
     """Per kind, how many answers no chunk of the memory (or no fixed window) holds whole."""
     counts: dict[str, dict[str, int]] = defaultdict(lambda: {"questions": 0, "no_chunk_holds": 0})
-    windows = baselines.get("holdable", {})
     for a in answers:
         for group in ("all", a["kind"]):
             counts[group]["questions"] += 1
             counts[group]["no_chunk_holds"] += not a["holdable"]
-            if windows:
-                counts[group]["no_window_holds"] = counts[group].get("no_window_holds", 0) + (not windows[a["id"]])
+            if "window_holdable" in a:
+                counts[group]["no_window_holds"] = counts[group].get("no_window_holds", 0) + (not a["window_holdable"])
     return dict(sorted(counts.items()))
 
 
@@ -465,6 +462,7 @@ def summarise(
     answers: list[dict[str, Any]],
     indexing: dict[str, Any],
     baselines: dict[str, Any],
+    commit: dict[str, Any],
 ) -> dict[str, Any]:
     for a in answers:
         a.update(baselines.get("ranks", {}).get(a["id"], {}))
@@ -487,11 +485,11 @@ def summarise(
             "strict": "a returned chunk of the right document holds the whole answer passage",
             "lenient": "a returned chunk of the right document covers at least half of the answer passage's bytes",
         },
-        "git": git_state(),
+        "git": commit,
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "indexing": indexing,
-        "baseline": {k: v for k, v in baselines.items() if k not in ("ranks", "holdable")},
-        "holdable": holdable_counts(answers, baselines),
+        "baseline": {k: v for k, v in baselines.items() if k != "ranks"},
+        "holdable": holdable_counts(answers),
         "results": results,
         "answers": answers,
     }
