@@ -178,6 +178,14 @@ def holds(spans: Iterable[tuple[int, int]], answer: tuple[int, int]) -> bool:
     return any(s <= answer[0] and answer[1] <= e for s, e in spans)
 
 
+def stripped(data: bytes, answer: tuple[int, int]) -> tuple[int, int]:
+    """The answer without the whitespace at its ends: a passage copied with its line's indent starts before the
+    chunk, which begins at the record's first character, so only this much of it can be held."""
+    passage = data[answer[0] : answer[1]]
+    lead = len(passage) - len(passage.lstrip())
+    return answer[0] + lead, answer[0] + len(passage.rstrip())
+
+
 def metrics(ranks: list[int | None]) -> dict[str, float]:
     n = len(ranks)
     return {
@@ -313,6 +321,7 @@ def ask(memory: TaskMemory, doc: Doc, q: Question) -> dict[str, Any]:
     if q.private:
         row["private"] = True
     row["holdable"] = holds(doc.chunks, span)
+    row["holdable_stripped"] = holds(doc.chunks, stripped(doc.data, span))
     for scope in ("document", "memory"):
         for mode in MODES:
             t0 = time.perf_counter()
@@ -424,15 +433,17 @@ def paired(answers: list[dict[str, Any]], ranker: str, against: str) -> dict[str
 
 
 def holdable_counts(answers: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per kind, how many answers no chunk of the memory (or no fixed window) holds whole."""
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"questions": 0, "no_chunk_holds": 0})
+    """Per kind, how many answers no chunk of the memory (or no fixed window) holds whole, and how many no
+    chunk holds even with the whitespace at the answer's ends left out."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for a in answers:
         for group in ("all", a["kind"]):
             counts[group]["questions"] += 1
             counts[group]["no_chunk_holds"] += not a["holdable"]
+            counts[group]["no_chunk_holds_stripped"] += not a["holdable_stripped"]
             if "window_holdable" in a:
-                counts[group]["no_window_holds"] = counts[group].get("no_window_holds", 0) + (not a["window_holdable"])
-    return dict(sorted(counts.items()))
+                counts[group]["no_window_holds"] += not a["window_holdable"]
+    return {group: dict(c) for group, c in sorted(counts.items())}
 
 
 def git_state() -> dict[str, Any]:
@@ -586,7 +597,11 @@ def print_holdable(report: dict[str, Any]) -> None:
     groups = ["all"] + [k for k in KINDS if k in counts]
     print("\nanswers no chunk holds whole (no strict hit is possible), of the questions")
     print(f"| chunks | {' | '.join(groups)} |\n| --- | " + " | ".join("---:" for _ in groups) + " |")
-    for key, what in (("no_chunk_holds", "offprompt's"), ("no_window_holds", "fixed 200-token")):
+    for key, what in (
+        ("no_chunk_holds", "offprompt's"),
+        ("no_chunk_holds_stripped", "offprompt's, the answer's edge whitespace left out"),
+        ("no_window_holds", "fixed 200-token"),
+    ):
         if key in counts["all"]:
             cells = [f"{counts[g][key]} of {counts[g]['questions']}" for g in groups]
             print(f"| {what} | {' | '.join(cells)} |")
