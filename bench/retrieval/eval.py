@@ -158,17 +158,23 @@ def hit_span(doc: Doc, hit: Hit) -> tuple[int, int]:
 
 def judge(doc: Doc, answer: tuple[int, int], hits: list[Hit]) -> tuple[int | None, int | None]:
     """1-based rank of the first hit covering most of the answer, and of the first covering all of it."""
-    return judge_spans(answer, [hit_span(doc, h) if h.namespace == doc.namespace else (0, 0) for h in hits])
+    spans = [hit_span(doc, h) if h.namespace == doc.namespace else (0, 0) for h in hits]
+    return judge_spans(answer, spans, stripped(doc.data, answer))
 
 
-def judge_spans(answer: tuple[int, int], spans: list[tuple[int, int]]) -> tuple[int | None, int | None]:
+def judge_spans(
+    answer: tuple[int, int], spans: list[tuple[int, int]], held: tuple[int, int] | None = None
+) -> tuple[int | None, int | None]:
+    """The lenient rank (half of `answer`'s bytes covered) and the strict one (all of `held`, the answer without
+    its edge whitespace: an indent copied with a JSON record's first line is not part of what it says)."""
     most = whole = None
     a, b = answer
+    ha, hb = held or answer
     for rank, (s, e) in enumerate(spans, start=1):
         covered = max(0, min(b, e) - max(a, s))
         if most is None and 2 * covered >= b - a:
             most = rank
-        if whole is None and covered == b - a:
+        if whole is None and s <= ha and hb <= e:
             whole = rank
     return most, whole
 
@@ -360,13 +366,15 @@ def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict
     for q in questions:
         spans, vectors = windows[q.doc]
         answer = answer_span(docs[q.doc].data, q.answer)
-        ranks[q.id] = {"window_holdable": holds(spans, answer)}
+        held = stripped(docs[q.doc].data, answer)
+        ranks[q.id] = {"window_holdable": holds(spans, held)}
         if model:
             nearest = (vectors @ model.embed([q.question])[0]).argsort()[::-1][:TOP_K]
-            ranks[q.id]["fixed-200/dense"] = as_ranks(judge_spans(answer, [spans[i] for i in nearest]))
+            nearest_spans = [spans[i] for i in nearest]
+            ranks[q.id]["fixed-200/dense"] = as_ranks(judge_spans(answer, nearest_spans, held))
         found = lexical.search(q.question, [q.doc], TOP_K)
         ranks[q.id]["fixed-200/lexical"] = as_ranks(
-            judge_spans(answer, [(h.record.start, h.record.end) for h in found])
+            judge_spans(answer, [(h.record.start, h.record.end) for h in found], held)
         )
     lexical.close()
     return {
@@ -493,7 +501,8 @@ def summarise(
         "set": set_name,
         "questions": len(questions),
         "hit_rules": {
-            "strict": "a returned chunk of the right document holds the whole answer passage",
+            "strict": "a returned chunk of the right document holds the whole answer passage (its edge whitespace "
+            "left out)",
             "lenient": "a returned chunk of the right document covers at least half of the answer passage's bytes",
         },
         "git": commit,
