@@ -222,3 +222,24 @@ def test_an_outline_asked_for_before_the_indexer_made_it_is_made_then(tmp_path: 
         assert memory.outline(ref.namespace) == build(text)[0]
     finally:
         memory.close()
+
+
+def test_a_bounded_outline_names_every_top_level_definition_public_and_large_first() -> None:
+    """argparse's 2,600 lines in a reference's 400 tokens: its main classes are there, every top-level
+    definition is at least named with its line, and what was left out is said exactly."""
+    from offprompt.memory.outline.view import bounded, left_out
+    from offprompt.tokens import count_tokens
+
+    entries, _ = build((DOCS / "code_argparse.py").read_text())
+    shown, left = bounded(entries, 400)
+    text = "\n".join(shown)
+    assert count_tokens(text) <= 400
+    for name, line in (("ArgumentParser", 1715), ("Namespace", 1315), ("HelpFormatter", 157), ("Action", 790)):
+        assert f"L{line}-" in text, name  # a full line, with its span
+        assert f"class {name}(" in text
+    top = [e for e in entries if e.depth == 0]
+    assert all(f"L{e.line}" in text for e in top)  # every top-level entry has a line or a name
+    assert all(e.depth > 0 for e in left)
+    assert len(shown) + len(left) > len(entries) - len(top)  # nothing counted twice
+    assert left_out(left).startswith(f"{len(left)} more entries (")
+    assert "methods" in left_out(left)

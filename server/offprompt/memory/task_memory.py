@@ -189,7 +189,7 @@ class Reference:
         head = f"Outline of item {self.outline_item} (L = lines; load one with memory_load line=...):"
         if left:
             more = (
-                f'{left:,} more entries (deeper ones): memory_outline(artifact_namespace="{self.namespace}", '
+                f'{outline_view.left_out(left)}: memory_outline(artifact_namespace="{self.namespace}", '
                 f"item={self.outline_item})."
             )
             lines.append(more)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
@@ -37,20 +38,72 @@ def lines(entries: Sequence[Entry]) -> list[str]:
     return out
 
 
-def bounded(entries: Sequence[Entry], max_tokens: int) -> tuple[list[str], int]:
-    """The lines of the entries that fit in ``max_tokens``, shallow ones first, shown in document order; and
-    how many entries were left out."""
+def bounded(entries: Sequence[Entry], max_tokens: int) -> tuple[list[str], list[Entry]]:
+    """The outline lines that fit in ``max_tokens``, in document order, and the entries left out.
+
+    Entries are chosen by importance, not by place: shallow before deep, public before private (`_name`), large
+    before small. Every top-level entry is named: those whose full line does not fit are listed by name and
+    line on one compact line at the end (as many as fit), so a module's map never stops before its main class."""
     rendered = lines(entries)
-    order = sorted(range(len(entries)), key=lambda k: (entries[k].depth, k))
-    kept: list[int] = []
+    costs = [count_tokens(line) + 1 for line in rendered]
+    names = [f"{_name(e.title)} L{e.line}" for e in entries]
+    name_costs = [count_tokens(name) + 1 for name in names]
+    order = sorted(range(len(entries)), key=lambda k: _importance(entries[k], k))
+    top = {k for k, e in enumerate(entries) if e.depth == 0}
+    kept: set[int] = set()
     used = 0
+    named_cost = sum(name_costs[k] for k in top) + _NAMES_HEAD_TOKENS if top else 0
     for k in order:
-        cost = count_tokens(rendered[k]) + 1
-        if used + cost > max_tokens:
+        # Room for this line, and for the names of the top-level entries still without one.
+        rest = named_cost - (name_costs[k] if k in top else 0)
+        if used + costs[k] + (rest if rest > _NAMES_HEAD_TOKENS else 0) <= max_tokens:
+            kept.add(k)
+            used += costs[k]
+            named_cost = rest
+    shown = [rendered[k] for k in sorted(kept)]
+    unnamed = [k for k in sorted(top - kept)]
+    listed: list[int] = []
+    budget = max_tokens - used - _NAMES_HEAD_TOKENS
+    for k in unnamed:
+        if name_costs[k] > budget:
             break
-        kept.append(k)
-        used += cost
-    return [rendered[k] for k in sorted(kept)], len(entries) - len(kept)
+        listed.append(k)
+        budget -= name_costs[k]
+    if listed:
+        shown.append(f"{_NAMES_HEAD} {', '.join(names[k] for k in listed)}")
+    left = [entries[k] for k in range(len(entries)) if k not in kept and k not in listed]
+    return shown, left
+
+
+_NAMES_HEAD = "Also at top level:"
+_NAMES_HEAD_TOKENS = count_tokens(_NAMES_HEAD) + 1
+_NAME = re.compile(r"^(?:async\s+)?(?:def|class|function\*?|const|let|var|interface|type|enum)\s+([\w$.]+)")
+
+
+def _name(title: str) -> str:
+    """An entry's name: the identifier a definition introduces, else its title up to the first dash or colon."""
+    found = _NAME.match(title.strip())
+    if found:
+        return found.group(1)
+    return title.split(" — ")[0].strip().rstrip(":")[:60]
+
+
+def _importance(entry: Entry, k: int) -> tuple[int, bool, int, int]:
+    """Sort key, most important first: depth, private after public, larger first, then document order."""
+    return (entry.depth, _name(entry.title).startswith("_"), -(entry.end_line - entry.line), k)
+
+
+def left_out(entries: Sequence[Entry]) -> str:
+    """What an outline left out, exactly: "143 more entries (120 methods, 23 functions)"."""
+    kinds = Counter(e.kind for e in entries)
+    parts = ", ".join(f"{n:,} {_plural(kind, n)}" for kind, n in kinds.most_common())
+    return f"{len(entries):,} more {'entry' if len(entries) == 1 else 'entries'} ({parts})"
+
+
+def _plural(kind: str, n: int) -> str:
+    if n == 1:
+        return kind
+    return kind[:-1] + "ies" if kind.endswith("y") else kind + ("es" if kind.endswith(("s", "x")) else "s")
 
 
 def page(entries: Sequence[Entry], offset: int, max_tokens: int) -> tuple[list[str], int | None]:
