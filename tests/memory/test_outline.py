@@ -243,3 +243,34 @@ def test_a_bounded_outline_names_every_top_level_definition_public_and_large_fir
     assert len(shown) + len(left) > len(entries) - len(top)  # nothing counted twice
     assert left_out(left).startswith(f"{len(left)} more entries (")
     assert "methods" in left_out(left)
+
+
+def test_a_git_log_is_outlined_as_its_commits(tmp_path: Path) -> None:
+    """Real `git log` output of a scratch repository, in both formats: one entry per commit, hash, date, subject."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        env = {
+            "GIT_AUTHOR_NAME": "a",
+            "GIT_AUTHOR_EMAIL": "a@x",
+            "GIT_COMMITTER_NAME": "a",
+            "GIT_COMMITTER_EMAIL": "a@x",
+        }
+        return subprocess.run(
+            ["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True, env=env
+        ).stdout
+
+    git("init", "-q")
+    for n in range(12):
+        (tmp_path / "f.txt").write_text(f"{n}\n")
+        git("add", "f.txt")
+        date = f"2026-11-2{n % 10}T12:00:00"
+        git("commit", "-q", "-m", f"change {n}: tune the parser", "-m", f"Body of change {n}.", "--date", date)
+    for text in (git("log", "--stat"), git("log", "--oneline")):
+        entries, _ = build(text)
+        assert len(entries) == 12
+        assert all(e.kind == "commit" for e in entries)
+        assert entries[0].title.endswith("change 11: tune the parser")
+        assert re.match(r"^[0-9a-f]{7,10} ", entries[0].title)
+    full, _ = build(git("log"))
+    assert " 2026-11-21 change 11" in full[0].title  # the date, as YYYY-MM-DD
