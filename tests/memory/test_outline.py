@@ -274,3 +274,18 @@ def test_a_git_log_is_outlined_as_its_commits(tmp_path: Path) -> None:
         assert re.match(r"^[0-9a-f]{7,10} ", entries[0].title)
     full, _ = build(git("log"))
     assert " 2026-11-21 change 11" in full[0].title  # the date, as YYYY-MM-DD
+
+
+def test_an_accessibility_snapshot_is_outlined_by_its_landmarks_headings_and_uids() -> None:
+    """A real chrome-devtools-mcp snapshot (tests/data/chrome-devtools-mcp): the page's map, not log templates."""
+    text = (REPO / "tests" / "data" / "chrome-devtools-mcp" / "python-policy.snapshot.txt").read_text()
+    entries, _ = build(text)
+    titles = [e.title for e in entries]
+    assert 'heading "3. Python Packaging" (h2) uid=1_172' in titles
+    assert "main uid=1_8" in titles
+    assert 'navigation "main navigation" uid=1_1276' in titles
+    lines = text.splitlines()
+    packaging = named(entries, 'heading "3. Python Packaging"')
+    assert lines[packaging.line - 1].strip().startswith('uid=1_172 heading "3. Python Packaging"')
+    assert packaging.end_line < named(entries, 'heading "4. Packaged Modules"').line  # up to the next h2
+    assert {e.kind for e in entries} == {"heading", "landmark"}

@@ -21,7 +21,7 @@ import json
 import numpy as np
 
 from offprompt.memory.chunking.detect import detect
-from offprompt.memory.outline import code, commits, headings, json_schema, logs, paragraphs
+from offprompt.memory.outline import code, commits, headings, json_schema, logs, paragraphs, snapshot
 from offprompt.memory.outline.addressing import LineIndex, chars_to_bytes
 from offprompt.memory.outline.entries import MAX_ENTRIES, Entry, Found
 from offprompt.memory.outline.view import shallow_first
@@ -45,6 +45,8 @@ def _find(text: str, shape: str, hint: str) -> list[Found]:
     found: list[Found] = []
     if shape != "json" and commits.looks_like(text):
         found = commits.outline(text)
+    elif shape != "json" and snapshot.looks_like(text):
+        found = snapshot.outline(text)
     elif shape == "json":
         found = json_schema.outline(text)
     elif shape == "log":
