@@ -227,8 +227,11 @@ def test_an_outline_asked_for_before_the_indexer_made_it_is_made_then(tmp_path: 
 def test_a_bounded_outline_names_every_top_level_definition_public_and_large_first() -> None:
     """argparse's 2,600 lines in a reference's 400 tokens: its main classes are there, every top-level
     definition is at least named with its line, and what was left out is said exactly."""
+    from offprompt.memory.outline import view
     from offprompt.memory.outline.view import bounded, left_out
     from offprompt.tokens import count_tokens
+
+    assert count_tokens(view._NAMES_HEAD) + 1 == view._NAMES_HEAD_TOKENS  # written out, not counted at import
 
     entries, _ = build((DOCS / "code_argparse.py").read_text())
     shown, left = bounded(entries, 400)

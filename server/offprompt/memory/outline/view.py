@@ -76,7 +76,9 @@ def bounded(entries: Sequence[Entry], max_tokens: int) -> tuple[list[str], list[
 
 
 _NAMES_HEAD = "Also at top level:"
-_NAMES_HEAD_TOKENS = count_tokens(_NAMES_HEAD) + 1
+#: The head's tokens and its separator (6), written out: counting them at import would load the tokenizer tables
+#: (~80 MB) in every process that imports the outline, before anything needs counting.
+_NAMES_HEAD_TOKENS = 6
 _NAME = re.compile(r"^(?:async\s+)?(?:def|class|function\*?|const|let|var|interface|type|enum)\s+([\w$.]+)")
 
 
