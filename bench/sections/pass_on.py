@@ -8,8 +8,9 @@ answers its size and SHA-256. Two ways to hand the stored text to `digest`, in t
   model without references must (its context must hold the whole text).
 
 offprompt runs in this process (`mcp.Client` on `build_server`, the SDK path) in front of the hello server as a
-subprocess, with its indexer held, so the peak RSS of filling a reference in is offprompt's own and not the
-embedder's (sampled every 5 ms; target: the growth at most 3x the item's size). Tokens are o200k_base over what
+subprocess, with its indexer held and glibc's mmap threshold fixed as `offprompt serve` fixes it
+(`allocator.py`), so the peak RSS of filling a reference in is offprompt's own and not the embedder's (sampled
+every 5 ms; target: the growth at most 3x the item's size). Tokens are o200k_base over what
 the model sees (the reference, its own calls' arguments, the answers); seconds from the first call to the
 digest's answer; the digest must match the original both ways.
 """
@@ -32,6 +33,7 @@ from bench import peers
 from bench.context import Context, HeldIndexing
 from bench.corpus import MB
 from bench.report import Row, SectionResult, check
+from offprompt.allocator import return_big_buffers
 from offprompt.config import parse_config
 from offprompt.proxy.downstreams import Proxy
 from offprompt.serve.app import build_server
@@ -106,6 +108,8 @@ class _PeakRss:
 
 
 async def _run(ctx: Context, res: SectionResult) -> None:
+    if return_big_buffers():  # as `offprompt serve` does at its start
+        res.notes.append("glibc's mmap threshold fixed at 1 MiB, as offprompt serve sets it")
     loaded = parse_config({"mcpServers": {"hello": peers.hello().config()}})
     sizes = {"1 MB": MB, "10 MB": 10 * MB} if not ctx.quick else {"1 MB": MB}
     with ctx.memory("pass_on") as memory:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NoReturn
 import anyio
 
 from offprompt._version import __version__
+from offprompt.allocator import return_big_buffers
 from offprompt.commands import parsers
 from offprompt.commands.common import memory_settings
 from offprompt.config import (
@@ -280,6 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command != "serve":
         return _run_command(args)
+    return_big_buffers()  # a 10 MB result's buffers are given back once freed, not kept resident
     # What killed offprompt processes left behind goes now, beside the start (the directories may be big).
     threading.Thread(target=sweep_abandoned, name="offprompt-sweep", daemon=True).start()
     ephemeral = EphemeralDirectory() if args.ephemeral else None
