@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -33,7 +34,7 @@ from offprompt.proxy.downstreams import Proxy
 from offprompt.secrets import HANDLE, Redactor
 from offprompt.serve.app import build_server
 from offprompt.tokens import count_tokens
-from tests.secrets.corpus import GHP
+from tests.secrets.corpus import GHP, RSA_KEY
 from tests.serve.test_transports import ALICE, BOB, local_url, session_for
 from tests.serving import Served, clean_env, offprompt_serving
 from tests.support import REPO, meta, node_peer, offprompt_command, subprocess_env
@@ -305,7 +306,7 @@ def test_a_filled_text_or_line_range_equals_the_stored_output(
     whole = fill({"a": token, "b": f"<{token}>"}, _receiver(), redactor, property_memory).arguments
     stored = property_memory.payload(ref.namespace, 0).decode()  # what was stored (a text may be normalised)
     assert whole == {"a": stored, "b": f"<{stored}>"}
-    rows = stored.splitlines(keepends=True)
+    rows = re.findall(r"[^\n]*\n|[^\n]+\Z", stored)  # lines as memory_load and memory_grep count them
     spec = f"{first}-{first + count}"
     try:
         part = fill({"a": token.replace("⟧", f" lines={spec}⟧")}, _receiver(), redactor, property_memory).arguments
@@ -369,3 +370,46 @@ async def test_a_5_mb_file_read_through_server_filesystem_is_written_back_byte_e
         selected = package.replace("⟧", " select=.dependencies⟧")
         await client.call_tool("fs__write_file", {"path": str(root / "deps.json"), "content": selected})
         assert json.loads((root / "deps.json").read_text()) == data["dependencies"]
+
+
+def test_a_stored_json_holding_a_private_key_goes_out_as_valid_json_with_the_key_in_it(
+    property_memory: TaskMemory,
+) -> None:
+    """A key found in a parsed value (structuredContent: real newlines) and one found in JSON text (escaped):
+    put back, the JSON still parses and holds the key, in a string argument and in an object one."""
+    redactor = Redactor(None)
+    value = {"type": "service_account", "private_key": RSA_KEY}
+    schema = {"type": "object", "properties": {"body": {"type": "object"}, "raw": {"type": "string"}}}
+    parsed = redactor.redact_json(value, "", "s")
+    text = json.dumps(value, indent=1)
+    in_text = redactor.redact_text(text, "", "s")
+    for stored in (JsonArtifact(value=parsed), JsonArtifact(value=json.loads(in_text), text=in_text)):
+        assert RSA_KEY not in (stored.text or "")  # it was redacted before it was stored
+        ref = property_memory.store([stored], tool="s.t", origin=Origin("s", sensitive=False))
+        token = f"⟦memory:{ref.namespace}/0⟧"
+        filled = fill({"body": token, "raw": token}, _receiver(schema), redactor, property_memory).arguments
+        assert filled is not None
+        assert filled["body"] == value
+        assert json.loads(filled["raw"]) == value
+        picked = fill(
+            {"raw": token.replace("⟧", " select=.private_key⟧")}, _receiver(schema), redactor, property_memory
+        )
+        assert picked.arguments == {"raw": RSA_KEY}
+
+
+def test_a_selection_counts_toward_max_argument_bytes_and_lines_count_as_memory_load_does(
+    property_memory: TaskMemory,
+) -> None:
+    big = {"rows": [{"n": n, "text": "x" * 100} for n in range(100)]}
+    ref = property_memory.store(
+        [JsonArtifact(value=big, text=json.dumps(big))], tool="s.t", origin=Origin("s", sensitive=False)
+    )
+    schema = {"type": "object", "properties": {"body": {"type": "object"}}}
+    small = Receiver("s", "t", "", schema, 5000, {}, {})
+    with pytest.raises(ReferenceRefusedError, match="max_argument_bytes"):
+        fill({"body": f"⟦memory:{ref.namespace}/0 select=.⟧"}, small, Redactor(None), property_memory)
+    crlf = property_memory.store(
+        [TextArtifact(value="progress 10%\rprogress 90%\ndone\n")], tool="s.t", origin=Origin("s", sensitive=False)
+    )
+    part = fill({"a": f"⟦memory:{crlf.namespace}/0 lines=2-2⟧"}, _receiver(), Redactor(None), property_memory)
+    assert part.arguments == {"a": "done\n"}  # a "\r" alone ends no line, as memory_grep counts them

@@ -253,25 +253,27 @@ class _Filler:
             )
         option, value = match.group("option"), match.group("value")
         if option == "select":
-            text = self.selected(match, namespace, item, value)
+            restored = self.selected(match, namespace, item, value)  # its handles put back in each value
             part = f"item {item}, select {value.strip()}"
         else:
             text = self.memory.payload(namespace, item).decode("utf-8")
             part = f"item {item}, whole"
             if option == "lines":
                 text, part = _lines(text, value, match.group(0)), f"item {item}, lines {value.strip()}"
+            # In a JSON text a handle sits inside a string: a value with a newline or a quote goes in escaped.
+            fit = _json_escaped if kind == "json" else None
+            restored, left = self.redactor.restore(text, self.receiver.owner, self.server, fit)
+            self.left += left
         self.passed.append(Passed(namespace, part))
-        restored, left = self.redactor.restore(text, self.receiver.owner, self.server)
-        self.left += left
         self.filled_bytes += len(restored) if restored.isascii() else len(restored.encode("utf-8"))
         return restored
 
     def selected(self, match: re.Match[str], namespace: str, item: int, expression: str) -> str:
         """A jq selection as text: one output that is a JSON string gives the string itself, else each output
         as compact JSON, one per line (what memory_select shows)."""
-        outputs = self.outputs(match, namespace, item, expression)
+        outputs = [self.restored_json(v) for v in self.outputs(match, namespace, item, expression)]
         if len(outputs) == 1 and isinstance(outputs[0], str):
-            return outputs[0]
+            return str(outputs[0])
         return "\n".join(dumps(output).decode() for output in outputs)
 
     def outputs(self, match: re.Match[str], namespace: str, item: int, expression: str) -> list[Any]:
@@ -292,6 +294,7 @@ class _Filler:
             expression = match.group("value")
             outputs = [self.restored_json(v) for v in self.outputs(match, namespace, item, expression)]
             self.passed.append(Passed(namespace, f"item {item}, select {expression.strip()}"))
+            self.filled_bytes += sum(len(dumps(output)) for output in outputs)
             if len(outputs) == 1:
                 return outputs[0]
             if "array" in types:
@@ -312,7 +315,7 @@ class _Filler:
     def restored_json(self, value: Any) -> Any:
         """Every string of a selected JSON value with its handles put back where allowed."""
         if isinstance(value, str):
-            restored, left = self.redactor.restore(value, self.receiver.owner, self.server)
+            restored, left = self.redactor.restore(value, self.receiver.owner, self.server, _json_unescaped)
             self.left += left
             return restored
         if isinstance(value, dict):
@@ -322,10 +325,36 @@ class _Filler:
         return value
 
 
+def _json_escaped(value: str) -> str:
+    """A secret's value as it must stand inside a JSON string: as it is when it already reads there (it was found
+    in JSON text, escapes and all), else escaped (it was found in a parsed value: a key's real newlines)."""
+    try:
+        json.loads(f'"{value}"')
+    except ValueError:
+        return json.dumps(value, ensure_ascii=False)[1:-1]
+    return value
+
+
+def _json_unescaped(value: str) -> str:
+    """A secret's value as it must stand in a parsed JSON string: one found in JSON text (`\\n` escapes and all)
+    decoded; one found in a parsed value as it is."""
+    if "\\" not in value:
+        return value
+    try:
+        decoded = json.loads(f'"{value}"')
+    except ValueError:
+        return value
+    return decoded if isinstance(decoded, str) else value
+
+
+#: A line as memory_load, memory_grep and the outline count them: up to a "\n" (a "\r" alone ends none).
+_LINE: Final = re.compile(r"[^\n]*\n|[^\n]+\Z")
+
+
 def _lines(text: str, spec: str, token: str) -> str:
     """Lines `spec` (`A-B`, `A-` or `A`, 1-based, both ends included) of `text`, their line ends kept."""
     parsed = _LINES.fullmatch(spec)
-    rows = text.splitlines(keepends=True)
+    rows = _LINE.findall(text)
     if parsed is None:
         raise ReferenceRefusedError(f"{token}: lines= takes A-B (e.g. lines=120-480), A- or A. The call was not sent.")
     first = int(parsed.group(1))

@@ -74,7 +74,7 @@ INTENT_TOKENS = 600
 FUSION_DEPTH = 20
 #: A query about texts not yet in the lexical index ranks at most this many of their bytes on the spot, in
 #: windows of about this many tokens (a chunk's size).
-SPOT_BYTES = 32 * 1024 * 1024
+SPOT_BYTES = 8 * 1024 * 1024
 SPOT_PASSAGE_TOKENS = 300
 
 
@@ -650,20 +650,21 @@ class TaskMemory:
         read straight from the stored text), best first; at most SPOT_BYTES of text are read."""
         found: list[Hit] = []
         budget = SPOT_BYTES
-        for namespace in namespaces:
-            record = self.catalog.get(namespace)
-            if record is None:
-                continue  # deleted meanwhile
+        records = [r for r in (self.catalog.get(ns) for ns in namespaces) if r is not None]  # deleted meanwhile
+        for record in sorted(records, key=lambda r: -r.created):  # the newest first: its reference just went out
             for item in record.items:
                 if item.kind not in TEXT_KINDS or DUPLICATE_OF in item.meta or BINARY in item.meta or not item.tokens:
                     continue
                 if item.bytes > budget:
-                    return sorted(found, key=lambda h: -h.score)
+                    continue  # a smaller text may still fit
                 budget -= item.bytes
-                data = self.text.load(namespace, item.item)
-                tokens = self.text.token_index(namespace, item.item)
+                try:
+                    data = self.text.load(record.namespace, item.item)
+                    tokens = self.text.token_index(record.namespace, item.item)
+                except NotFoundError:
+                    continue  # deleted while this query ran
                 for p in passages.best(data, query, tokens, LineIndex.of(data), top_k, SPOT_PASSAGE_TOKENS):
-                    found.append(Hit(namespace, item.item, p.offset, p.score, p.text, p.start, p.line))
+                    found.append(Hit(record.namespace, item.item, p.offset, p.score, p.text, p.start, p.line))
         return sorted(found, key=lambda h: -h.score)
 
     def _with_lines(self, hits: list[Hit]) -> list[Hit]:

@@ -111,10 +111,16 @@ class StdioSession:
             # sent meanwhile waits for it under the same lock.
             async with self._big_line:
                 view = memoryview(line)
-                for start in range(0, len(line), _CHUNK_BYTES):
-                    stdin.write(view[start : start + _CHUNK_BYTES])
-                    await stdin.drain()
-                stdin.write(b"\n")
+                sent = 0
+                try:
+                    while sent < len(line):
+                        stdin.write(view[sent : sent + _CHUNK_BYTES])
+                        sent += _CHUNK_BYTES
+                        await stdin.drain()
+                finally:
+                    if sent < len(line):  # cancelled mid-line: the rest goes out whole, or the next line would
+                        stdin.write(view[sent:])  # glue onto half of this one and the server read neither
+                    stdin.write(b"\n")
         await stdin.drain()
 
     async def read_loop(self) -> None:

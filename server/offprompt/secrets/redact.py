@@ -188,9 +188,10 @@ class Redactor:
         """Whether `server` may get this value: its output held it, or a server whose output did shares with it."""
         return server in secret.servers or any(server in self.sharing.get(p, ()) for p in secret.servers)
 
-    def restore(self, text: str, owner: str, server: str) -> tuple[str, int]:
+    def restore(self, text: str, owner: str, server: str, fit: Callable[[str], str] | None = None) -> tuple[str, int]:
         """A stored text with its handles put back where `server` may receive their values, for a call's arguments;
-        the others (another owner's, or values `server` may not get) are left as handles, and counted."""
+        the others (another owner's, or values `server` may not get) are left as handles, and counted. `fit`
+        turns a value into what its place needs (inside a JSON string: escaped)."""
         if not holds_handle(text):
             return text, 0
         left = 0
@@ -201,7 +202,7 @@ class Redactor:
             if secret is None or not self.may_receive(secret, server):
                 left += 1
                 return str(match.group(0))
-            return secret.value
+            return fit(secret.value) if fit is not None else secret.value
 
         return HANDLE.sub(value_of, text), left
 
