@@ -107,6 +107,15 @@ def offprompt_serving(data_dir: Path, *args: str, env: dict[str, str] | None = N
     return serving(command, r"offprompt: serving MCP at (\S+)", env)
 
 
+def tokens_serving(directory: Path, config: dict[str, Any], tokens: Sequence[str]) -> AbstractContextManager[Served]:
+    """`offprompt serve --transport http` with `config` (written to `directory`), its memory there, accepting each
+    of the bearer `tokens`: one caller per token."""
+    (directory / "offprompt.json").write_text(json.dumps(config))
+    env = clean_env(OFFPROMPT_AUTH_TOKEN=",".join(tokens))
+    args = ("--config", str(directory / "offprompt.json"), "--transport", "http")
+    return offprompt_serving(directory / "data", *args, env=env)
+
+
 def everything_serving() -> AbstractContextManager[Served]:
     """server-everything over streamable HTTP on a free port (it takes its port from $PORT, not port 0)."""
     with socket.socket() as probe:

@@ -36,12 +36,13 @@ from offprompt.serve.app import build_server
 from offprompt.tokens import count_tokens
 from tests.secrets.corpus import GHP, RSA_KEY
 from tests.serve.test_transports import ALICE, BOB, local_url, session_for
-from tests.serving import Served, clean_env, offprompt_serving
+from tests.serving import Served, tokens_serving
 from tests.support import REPO, meta, node_peer, offprompt_command, subprocess_env
 
 pytestmark = pytest.mark.anyio
 
 RECORDING = REPO / "tests" / "servers" / "recording.py"
+RECORDER = REPO / "tests" / "servers" / "recorder.py"
 #: A stored text as a code file is: many lines, a fake GitHub token on one of them.
 BIG = "".join(
     f"def handler_{n}(request):\n    return respond(request, code={n})\n" if n != 7 else f'TOKEN = "{GHP}"\n'
@@ -51,7 +52,9 @@ DATA = {"items": [{"name": f"item-{n}", "size": n, "tags": ["a", "b"]} for n in 
 
 
 def config(tmp_path: Path, rec: dict[str, Any] | None = None, other: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Two recording servers: `rec`, whose `show` is sensitive, and `other`."""
+    """Two recording servers, `rec` (its `show` sensitive) and `other`, and `raw`, which speaks JSON-RPC by hand
+    and writes down the arguments exactly as they arrived (an SDK server would parse a JSON string for an
+    object parameter itself, hiding whether offprompt typed it)."""
 
     def server(name: str, extra: dict[str, Any] | None) -> dict[str, Any]:
         return {"command": sys.executable, "args": [str(RECORDING), str(tmp_path / f"{name}.jsonl")], **(extra or {})}
@@ -61,11 +64,13 @@ def config(tmp_path: Path, rec: dict[str, Any] | None = None, other: dict[str, A
         "mcpServers": {
             "rec": server("rec", {"tools": {"show": {"off_prompt": "always"}}, **(rec or {})}),
             "other": server("other", other),
+            "raw": {"command": sys.executable, "args": [str(RECORDER), str(tmp_path / "raw.jsonl")]},
         },
     }
 
 
 def recorded(tmp_path: Path, server: str) -> list[dict[str, Any]]:
+    """What a server was called with: `{"tool", "arguments"}` per call (`raw`: the arguments themselves)."""
     record = tmp_path / f"{server}.jsonl"
     return [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
 
@@ -117,17 +122,17 @@ async def test_a_stored_json_fills_an_object_argument_and_a_selection_picks_a_pa
 ) -> None:
     async with proxied() as client:
         token = await stored(client, "rec__echo", text=json.dumps(DATA, indent=1))
-        await client.call_tool("rec__post", {"body": token})
-        assert recorded(tmp_path, "rec")[-1]["arguments"] == {"body": DATA}
-        await client.call_tool("rec__post", {"body": token.replace("⟧", " select=.items[3]⟧")})
-        assert recorded(tmp_path, "rec")[-1]["arguments"] == {"body": DATA["items"][3]}
+        await client.call_tool("raw__post", {"body": token})
+        assert recorded(tmp_path, "raw")[-1] == {"body": DATA}  # an object on the wire, not its text
+        await client.call_tool("raw__post", {"body": token.replace("⟧", " select=.items[3]⟧")})
+        assert recorded(tmp_path, "raw")[-1] == {"body": DATA["items"][3]}
         await client.call_tool("rec__echo", {"text": token.replace("⟧", " select=.items[3].name⟧")})
         assert recorded(tmp_path, "rec")[-1]["arguments"] == {"text": "item-3"}  # a string output, itself
-        calls = len(recorded(tmp_path, "rec"))
-        refused = await client.call_tool("rec__post", {"body": token.replace("⟧", " select=.items[]⟧")})
+        calls = len(recorded(tmp_path, "raw"))
+        refused = await client.call_tool("raw__post", {"body": token.replace("⟧", " select=.items[]⟧")})
         assert refused.is_error
         assert "wrap the expression in [ ]" in text_of(refused)
-        assert len(recorded(tmp_path, "rec")) == calls
+        assert len(recorded(tmp_path, "raw")) == calls
 
 
 async def test_a_stored_image_goes_only_where_the_schema_asks_for_base64(proxied: Any, tmp_path: Path) -> None:
@@ -225,8 +230,8 @@ async def test_on_the_fast_lane_a_reference_is_filled_and_a_sensitive_one_refuse
             token = await stored(session, "rec__echo", text=BIG)
             await session.call_tool("other__echo", {"text": token.replace("⟧", " lines=1-7⟧")})
             assert recorded(tmp_path, "other")[-1]["arguments"] == {"text": "".join(BIG.splitlines(True)[:7])}
-            await session.call_tool("rec__post", {"body": await stored(session, "rec__echo", text=json.dumps(DATA))})
-            assert recorded(tmp_path, "rec")[-1]["arguments"] == {"body": DATA}
+            await session.call_tool("raw__post", {"body": await stored(session, "rec__echo", text=json.dumps(DATA))})
+            assert recorded(tmp_path, "raw")[-1] == {"body": DATA}
             sensitive = await stored(session, "rec__show", text=BIG)
             calls = len(recorded(tmp_path, "other"))
             refused = await session.call_tool("other__echo", {"text": sensitive})
@@ -259,10 +264,7 @@ async def test_a_wrapped_server_s_own_tools_receive_its_stored_outputs(memory: T
 @pytest.fixture(scope="module")
 def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Path]]:
     directory = tmp_path_factory.mktemp("reference-tokens")
-    (directory / "offprompt.json").write_text(json.dumps(config(directory)))
-    env = clean_env(OFFPROMPT_AUTH_TOKEN=f"{ALICE},{BOB}")
-    args = ("--config", str(directory / "offprompt.json"), "--transport", "http")
-    with offprompt_serving(directory / "data", *args, env=env) as served:
+    with tokens_serving(directory, config(directory), (ALICE, BOB)) as served:
         yield served, directory
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -32,17 +32,16 @@ from offprompt.errors import NotFoundError, OffpromptError, ReferenceRefusedErro
 from offprompt.jsonrpc import dumps
 from offprompt.memory.catalog import Flow
 from offprompt.memory.task_memory import MEMORY_MARK, TaskMemory, memory_token
-from offprompt.secrets import Redactor
+from offprompt.secrets import Redactor, holds_handle
+from offprompt.secrets.vault import HANDLE, QUOTED_HANDLE
 
-__all__ = ["MEMORY_MARK", "Filled", "Passed", "Receiver", "fill", "holds_token", "memory_token"]
+__all__ = ["MEMORY_MARK", "Filled", "Passed", "Receiver", "fill", "holds_reference", "holds_token", "memory_token"]
 
-_QUOTED_MARK: Final = "%E2%9F%A6SECRET%3A"
-
-#: Both tokens, as written: a secret handle (its kind optional; percent-encoded as it sits in a URI), or a memory
-#: reference with at most one option.
+#: Both tokens, as written: a secret handle (the vault's own grammar, also percent-encoded as it sits in a URI), or
+#: a memory reference with at most one option.
 TOKEN: Final = re.compile(
-    r"⟦secret:(?P<id>[a-z0-9]{4,16})(?: [a-z0-9-]{1,40})?⟧"
-    r"|(?i:%E2%9F%A6secret%3A(?P<qid>[a-z0-9]{4,16})(?:%20[a-z0-9-]{1,40})?%E2%9F%A7)"
+    f"{HANDLE.pattern}"
+    f"|(?i:{QUOTED_HANDLE.pattern.replace('(?P<id>', '(?P<qid>')})"
     r"|⟦memory:(?P<ns>[A-Za-z0-9_-]{1,64})/(?P<item>\d{1,6})(?: +(?P<option>lines|select)=(?P<value>[^⟧]*))?⟧"
 )
 #: Anything that starts like a memory reference: one that TOKEN does not read is refused, never sent as is.
@@ -54,12 +53,21 @@ _SHAPE: Final = "write ⟦memory:NAMESPACE/ITEM⟧, optionally with one option b
 
 def holds_token(value: Any) -> bool:
     """Whether any string in `value` may hold a handle or a reference (the cheap check before the walk)."""
+    return _any_string(value, lambda text: MEMORY_MARK in text or holds_handle(text))
+
+
+def holds_reference(value: Any) -> bool:
+    """Whether any string in `value` may hold a `⟦memory:…⟧` reference (the memory is needed to fill it)."""
+    return _any_string(value, lambda text: MEMORY_MARK in text)
+
+
+def _any_string(value: Any, test: Callable[[str], bool]) -> bool:
     if isinstance(value, str):
-        return "⟦" in value or ("%" in value and _QUOTED_MARK in value.upper())
+        return test(value)
     if isinstance(value, dict):
-        return any(holds_token(item) for item in value.values())
+        return any(_any_string(item, test) for item in value.values())
     if isinstance(value, list):
-        return any(holds_token(item) for item in value)
+        return any(_any_string(item, test) for item in value)
     return False
 
 
@@ -133,6 +141,7 @@ class _Filler:
         self.passed: list[Passed] = []
         self.left = 0
         self.filled_bytes = 0
+        self._items: dict[str, tuple[str, int, str]] = {}  # a reference checked once, however often it is used
 
     def value(self, value: Any, schema: Any) -> Any:
         if isinstance(value, str):
@@ -186,6 +195,12 @@ class _Filler:
 
     def item(self, match: re.Match[str]) -> tuple[str, int, str]:
         """The reference's namespace, item and kind, once it is known to be the caller's and allowed here."""
+        key = f"{match.group('ns')}/{match.group('item')}"
+        if key not in self._items:
+            self._items[key] = self._checked(match)
+        return self._items[key]
+
+    def _checked(self, match: re.Match[str]) -> tuple[str, int, str]:
         namespace, item = match.group("ns"), int(match.group("item"))
         memory = self.memory
         if memory is None:
@@ -231,11 +246,9 @@ class _Filler:
 
     def payload(self, match: re.Match[str]) -> bytes:
         """The item's bytes as stored (a text's UTF-8, its handles put back where allowed)."""
-        if match.group("option") is not None:
-            return self.text_of(match, inside=False).encode("utf-8")
         namespace, item, kind = self.item(match)
         assert self.memory is not None
-        if kind in TEXT_KINDS:
+        if match.group("option") is not None or kind in TEXT_KINDS:
             return self.text_of(match, inside=False).encode("utf-8")
         self.passed.append(Passed(namespace, f"item {item}, whole"))
         payload = self.memory.payload(namespace, item)

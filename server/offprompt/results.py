@@ -41,7 +41,7 @@ import mcp_types as mt
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from offprompt.arguments import MEMORY_MARK, Filled, Receiver, fill, holds_token
+from offprompt.arguments import Filled, Receiver, fill, holds_reference, holds_token
 from offprompt.artifacts import from_result
 from offprompt.config import OffPrompt, OffpromptSettings, SecretsMode
 from offprompt.errors import OffpromptError
@@ -153,16 +153,6 @@ def _error_as_result(exc: MCPError) -> mt.CallToolResult:
     return error_result(text)
 
 
-def _holds_reference(value: Any) -> bool:
-    if isinstance(value, str):
-        return MEMORY_MARK in value
-    if isinstance(value, dict):
-        return any(_holds_reference(item) for item in value.values())
-    if isinstance(value, list):
-        return any(_holds_reference(item) for item in value)
-    return False
-
-
 def _noted(result: mt.CallToolResult, filled: Filled, site: CallSite) -> mt.CallToolResult:
     """The answer, saying so when handles in a stored output passed on were left as handles."""
     if not filled.handles_left:
@@ -221,7 +211,7 @@ class ResultBoundary:
         return await anyio.to_thread.run_sync(self._fill, site, arguments)
 
     def _fill(self, site: CallSite, arguments: dict[str, Any]) -> Filled:
-        memory = self._memory() if _holds_reference(arguments) else None
+        memory = self._memory() if holds_reference(arguments) else None
         receiver = Receiver(
             site.server,
             site.tool,

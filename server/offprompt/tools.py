@@ -320,7 +320,7 @@ def _passage_token(hit: Hit) -> str:
     if hit.line <= 0:
         return memory_token(hit.namespace, hit.item)
     last = hit.line + hit.text.count("\n") - (1 if hit.text.endswith("\n") else 0)
-    return memory_token(hit.namespace, hit.item).replace("⟧", f" lines={hit.line}-{last}⟧")
+    return memory_token(hit.namespace, hit.item, f"lines={hit.line}-{last}")
 
 
 async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -> mt.CallToolResult:
@@ -475,13 +475,9 @@ def describe(record: NamespaceRecord, memory_name: str, flows: Sequence[Flow] = 
         "bytes": record.bytes,
         "created": _timestamp(record.created),
         "expires": _timestamp(record.expires),
-        "pass_as": memory_token(record.namespace, _first_text(record)),
+        "pass_as": memory_token(record.namespace, record.first_text or 0),
         "passed_to": [{"tool": f.tool, "part": f.part, "at": _timestamp(f.at)} for f in flows[-MAX_FLOWS_SHOWN:]],
     }
-
-
-def _first_text(record: NamespaceRecord) -> int:
-    return next((i.item for i in record.items if i.kind in TEXT_KINDS), 0)
 
 
 #: memory_list shows the latest of the tools a namespace was passed to, at most this many.

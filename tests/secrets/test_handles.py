@@ -30,7 +30,7 @@ from offprompt.secrets import HANDLE
 from offprompt.serve.app import build_server
 from tests.secrets.corpus import AWS_ID, AWS_SECRET, GHP, PG_PASSWORD, RSA_KEY
 from tests.serve.test_transports import ALICE, BOB, local_url, session_for
-from tests.serving import Served, clean_env, offprompt_serving
+from tests.serving import Served, tokens_serving
 from tests.support import REPO, meta, offprompt_command, subprocess_env
 
 pytestmark = pytest.mark.anyio
@@ -291,10 +291,7 @@ async def test_a_server_whose_secrets_pass_shows_its_resources_and_prompts_whole
 def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Path]]:
     directory = tmp_path_factory.mktemp("secret-tokens")
     record = directory / "calls.jsonl"
-    (directory / "offprompt.json").write_text(json.dumps(config(record)))
-    env = clean_env(OFFPROMPT_AUTH_TOKEN=f"{ALICE},{BOB}")
-    args = ("--config", str(directory / "offprompt.json"), "--transport", "http")
-    with offprompt_serving(directory / "data", *args, env=env) as served:
+    with tokens_serving(directory, config(record), (ALICE, BOB)) as served:
         yield served, record
 
 

@@ -3,8 +3,9 @@
     python tests/servers/recorder.py RECORD_FILE
 
 It speaks JSON-RPC over stdio by hand (an SDK server would check the arguments against the schema and might
-drop unknown ones before a test could see them). Its one tool, `read`, appends its `arguments` object as one
-JSON line to RECORD_FILE and answers with the text of the file at `path`.
+drop unknown ones before a test could see them, or parse a JSON string for an object parameter). Each call
+appends its `arguments` object as one JSON line to RECORD_FILE: `read` answers with the text of the file at
+`path`, `post` (a `body` object) with "posted".
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ READ = {
     "name": "read",
     "description": "Read a text file.",
     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+}
+
+POST = {
+    "name": "post",
+    "description": "Post a JSON object.",
+    "inputSchema": {"type": "object", "properties": {"body": {"type": "object"}}, "required": ["body"]},
 }
 
 
@@ -38,12 +45,15 @@ for line in sys.stdin:
             "serverInfo": {"name": "recorder", "version": "1"},
         }
     elif method == "tools/list":
-        result = {"tools": [READ]}
+        result = {"tools": [READ, POST]}
     elif method == "tools/call":
         arguments = request["params"].get("arguments", {})
         with RECORD.open("a") as f:
             f.write(json.dumps(arguments) + "\n")
-        text = Path(str(arguments.get("path", ""))).read_text(encoding="utf-8")
+        if request["params"].get("name") == "post":
+            text = "posted"
+        else:
+            text = Path(str(arguments.get("path", ""))).read_text(encoding="utf-8")
         result = {"content": [{"type": "text", "text": text}]}
     else:
         send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "no such method"}})

@@ -190,7 +190,7 @@ def _ls(args: argparse.Namespace, settings: MemorySettings) -> int:
 
 def outline(memory: TaskMemory, record: NamespaceRecord) -> list[str]:
     """The outline of a stored result's first text item (its sections, keys or symbols), one line each."""
-    item = next((i.item for i in record.items if i.kind in TEXT_KINDS), None)
+    item = record.first_text
     return [] if item is None else outline_view.lines(memory.outline(record.namespace, item))
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from offprompt.artifacts import TEXT_KINDS
 from offprompt.memory.storage.files import sqlite_used_bytes
 from offprompt.memory.storage.sqlite_db import SqliteDb
 
@@ -127,6 +128,11 @@ class NamespaceRecord:
     @property
     def kinds(self) -> list[str]:
         return [i.kind for i in self.items]
+
+    @property
+    def first_text(self) -> int | None:
+        """The first text item that is not a copy of another (its outline, its reference), or None."""
+        return next((i.item for i in self.items if i.kind in TEXT_KINDS and DUPLICATE_OF not in i.meta), None)
 
     @property
     def tokens(self) -> int:

@@ -62,9 +62,10 @@ URI_SCHEME = "memory"
 MEMORY_MARK = "⟦memory:"
 
 
-def memory_token(namespace: str, item: int = 0) -> str:
-    """The reference a model puts in another tool's argument to hand it item `item` of `namespace`."""
-    return f"{MEMORY_MARK}{namespace}/{item}⟧"
+def memory_token(namespace: str, item: int = 0, option: str = "") -> str:
+    """The reference a model puts in another tool's argument to hand it item `item` of `namespace` (`option`:
+    `lines=A-B` or `select=<jq>`, the part to pass)."""
+    return f"{MEMORY_MARK}{namespace}/{item}{' ' + option if option else ''}⟧"
 
 
 #: The intent's passages in a reference: how many, and how many tokens they hold together.
@@ -137,8 +138,7 @@ class Reference:
     @property
     def token(self) -> str:
         """The reference to pass on: its first text item, else item 0."""
-        first = next((i.item for i in self.record.items if i.kind in TEXT_KINDS and DUPLICATE_OF not in i.meta), 0)
-        return memory_token(self.namespace, first)
+        return memory_token(self.namespace, self.record.first_text or 0)
 
     def summary(self) -> str:
         parts = []
@@ -463,12 +463,14 @@ class TaskMemory:
         found: list[tuple[int, Passage]] = []
         per_passage = INTENT_TOKENS // INTENT_PASSAGES
         for position in texts:
-            data = self.text.load(namespace, position)
-            tokens = self.text.token_index(namespace, position)
-            for p in passages.best(data, intent, tokens, LineIndex.of(data), INTENT_PASSAGES, per_passage):
-                found.append((position, p))
+            found += [(position, p) for p in self._best(namespace, position, intent, INTENT_PASSAGES, per_passage)]
         found.sort(key=lambda x: -x[1].score)
         return found[:INTENT_PASSAGES]
+
+    def _best(self, namespace: str, item: int, query: str, top: int, max_tokens: int) -> list[Passage]:
+        """The best passages of one stored text for `query`'s words, read straight from the stored text."""
+        data = self.text.load(namespace, item)
+        return passages.best(data, query, self.text.token_index(namespace, item), LineIndex.of(data), top, max_tokens)
 
     # -- reading ---------------------------------------------------------------
 
@@ -659,12 +661,10 @@ class TaskMemory:
                     continue  # a smaller text may still fit
                 budget -= item.bytes
                 try:
-                    data = self.text.load(record.namespace, item.item)
-                    tokens = self.text.token_index(record.namespace, item.item)
+                    best = self._best(record.namespace, item.item, query, top_k, SPOT_PASSAGE_TOKENS)
                 except NotFoundError:
                     continue  # deleted while this query ran
-                for p in passages.best(data, query, tokens, LineIndex.of(data), top_k, SPOT_PASSAGE_TOKENS):
-                    found.append(Hit(record.namespace, item.item, p.offset, p.score, p.text, p.start, p.line))
+                found += [Hit(record.namespace, item.item, p.offset, p.score, p.text, p.start, p.line) for p in best]
         return sorted(found, key=lambda h: -h.score)
 
     def _with_lines(self, hits: list[Hit]) -> list[Hit]:
