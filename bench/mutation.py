@@ -266,8 +266,19 @@ def commit() -> str:
     return found.stdout.strip()
 
 
+#: The page that holds the before/after table, between these markers.
+TABLE_PAGE = REPO / "CONTRIBUTING.md"
+TABLE_START, TABLE_END = "<!-- mutation-table:start -->", "<!-- mutation-table:end -->"
+
+
+def with_table(text: str, table: str) -> str:
+    """`text` with the block between the table markers replaced by `table`."""
+    before, rest = text.split(TABLE_START, 1)
+    return f"{before}{TABLE_START}\n{table}\n{TABLE_END}{rest.split(TABLE_END, 1)[1]}"
+
+
 def markdown_table() -> str:
-    """The README's table: each module before (the tests of `--tests-from`) and after (this tree's tests)."""
+    """The table of CONTRIBUTING.md: each module before (the tests of `--tests-from`) and after (this tree's tests)."""
     runs = {}
     for label in ("before", "after"):
         path = RESULTS / f"mutation-{label}.json"
@@ -316,17 +327,16 @@ def main() -> None:
     )
     parser.add_argument("--label", default="latest", help="results go to bench/results/mutation-LABEL.json")
     parser.add_argument("--table", action="store_true", help="print the before/after Markdown table and exit")
-    parser.add_argument("--readme", action="store_true", help="write that table into the README's testing section")
+    parser.add_argument(
+        "--write-table", action="store_true", help="write that table into CONTRIBUTING.md's mutation testing section"
+    )
     args = parser.parse_args()
     if args.table:
         print(markdown_table())
         return
-    if args.readme:
-        readme = REPO / "README.md"
-        text = readme.read_text(encoding="utf-8")
-        start, end = "<!-- mutation-table:start -->", "<!-- mutation-table:end -->"
-        before, rest = text.split(start, 1)
-        readme.write_text(f"{before}{start}\n{markdown_table()}\n{end}{rest.split(end, 1)[1]}", encoding="utf-8")
+    if args.write_table:
+        text = TABLE_PAGE.read_text(encoding="utf-8")
+        TABLE_PAGE.write_text(with_table(text, markdown_table()), encoding="utf-8")
         return
     out = RESULTS / f"mutation-{args.label}.json"
     report = json.loads(out.read_text()) if out.exists() else {}

@@ -1,9 +1,10 @@
-"""Regenerate the README's benchmark table from bench/results/latest.json, stamped with the run's commit.
+"""Regenerate the benchmark table of docs/benchmarks.md from bench/results/latest.json, stamped with its commit.
 
-    python -m bench.readme_table            # rewrite the block between the README's bench-table markers
-    python -m bench.readme_table --check    # exit 1 if the README's table is not the one latest.json gives
+    python -m bench.readme_table            # rewrite the block between docs/benchmarks.md's bench-table markers
+    python -m bench.readme_table --check    # exit 1 if the page's table is not the one latest.json gives
 
-The table is never edited by hand: a figure in the README is one the bench wrote, at the commit it names.
+The table is never edited by hand: a figure on the page is one the bench wrote, at the commit it names.
+tests/test_docs.py checks that the table is current.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from bench.report import sections_from_json, table
 
 REPO = Path(__file__).resolve().parent.parent
+PAGE = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
 
 
@@ -32,22 +34,30 @@ def block(results: Path) -> str:
     return "\n\n".join([START, stamp, table(sections_from_json(doc)), "\n".join(notes), END]).replace("\n\n\n", "\n\n")
 
 
+def updated(page: str, results: Path) -> str:
+    """`page` with the block between the markers regenerated from `results`; ValueError without the markers."""
+    if START not in page or END not in page:
+        raise ValueError(f"no {START} ... {END} block: put the markers where the table goes")
+    before, rest = page.split(START, 1)
+    _, after = rest.split(END, 1)
+    return before + block(results.resolve()) + after
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results" / "latest.json")
-    parser.add_argument("--readme", type=Path, default=REPO / "README.md")
-    parser.add_argument("--check", action="store_true", help="only check that the README is up to date")
+    parser.add_argument("--page", type=Path, default=PAGE, help="the Markdown file holding the table")
+    parser.add_argument("--check", action="store_true", help="only check that the page's table is up to date")
     args = parser.parse_args()
-    readme = args.readme.read_text(encoding="utf-8")
-    if START not in readme or END not in readme:
-        sys.exit(f"{args.readme} has no {START} ... {END} block: put the markers where the table goes")
-    before, rest = readme.split(START, 1)
-    _, after = rest.split(END, 1)
-    updated = before + block(args.results.resolve()) + after
+    page = args.page.read_text(encoding="utf-8")
+    try:
+        new = updated(page, args.results)
+    except ValueError as exc:
+        sys.exit(f"{args.page}: {exc}")
     if args.check:
-        sys.exit(0 if updated == readme else "the README's bench table is not the one latest.json gives")
-    args.readme.write_text(updated, encoding="utf-8")
-    print(f"{args.readme}: bench table from {args.results}")
+        sys.exit(0 if new == page else f"the bench table of {args.page} is not the one latest.json gives")
+    args.page.write_text(new, encoding="utf-8")
+    print(f"{args.page}: bench table from {args.results}")
 
 
 if __name__ == "__main__":

@@ -128,7 +128,7 @@ def machine() -> dict[str, Any]:
 
 
 def commit() -> str:
-    """The commit the bench ran at, `+dirty` when the tree had changes: the README's table names it."""
+    """The commit the bench ran at, `+dirty` when the tree had changes: the table of docs/benchmarks.md names it."""
     import subprocess
 
     def git(*args: str) -> str:
@@ -166,7 +166,7 @@ _MARK = {"met": "✅ met", "missed": "❌ missed", "info": "", "skipped": "skipp
 
 
 def table(sections: list[SectionResult]) -> str:
-    """A Markdown table of every row, grouped by section: readable in a terminal and pastable in a README."""
+    """A Markdown table of every row, grouped by section: readable in a terminal and pastable in a Markdown page."""
     lines = ["| section | metric | value | target | |", "| --- | --- | ---: | --- | --- |"]
     for s in sections:
         if s.error:

@@ -37,7 +37,7 @@ Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|generated] 
        [--baseline-from FILE]   (the fixed-window baselines of an earlier run of the same set: they don't depend
                                  on offprompt's ranking)
        [--postgres DSN]   (the shared memory: PostgreSQL full-text search instead of FTS5; with --lexical-only)
-       --markdown FILE...   (no run: the tables of earlier results, per set, as Markdown for a README)
+       --markdown FILE...   (no run: the tables of earlier results, per set, as Markdown for docs/retrieval.md)
 """
 
 from __future__ import annotations

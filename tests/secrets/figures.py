@@ -1,4 +1,4 @@
-"""The detection figures the README states, measured on the two corpora.
+"""The detection figures docs/secrets.md states, measured on the two corpora.
 
     PYTHONPATH=server python -m tests.secrets.figures
 
@@ -58,7 +58,7 @@ def held_out() -> Figures:
 
 
 def describe(figures: Figures) -> str:
-    """The figures as the README words them."""
+    """The figures as docs/secrets.md words them."""
     return (
         f"{figures.caught} of {figures.secrets} secrets caught across {figures.outputs} outputs and "
         f"{figures.kinds} kinds; {figures.false_alarms} false alarms on {figures.lookalikes} look-alikes"

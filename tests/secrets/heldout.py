@@ -1,9 +1,10 @@
 """A held-out corpus: secrets and look-alikes written after the detectors were tuned, and not tuned on.
 
 `corpus.py` is what the patterns were written against, so its figures say what the detectors were made to do;
-these say how they fare on outputs they were not shaped by (other tools, other contexts, forms the README lists
-as not caught). Its figures are measured, not required: `python -m tests.secrets.figures` prints them and
-tests/secrets/test_detect.py checks the README states them. Values come from a seeded generator, none is real.
+these say how they fare on outputs they were not shaped by (other tools, other contexts, forms docs/secrets.md
+lists as not caught). Its figures are measured, not required: `python -m tests.secrets.figures` prints them and
+tests/secrets/test_detect.py checks docs/secrets.md states them. Values come from a seeded generator, none is
+real.
 """
 
 from __future__ import annotations
