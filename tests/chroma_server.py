@@ -69,11 +69,15 @@ class ChromaServer:
 
 
 class TokenGuard:
-    """An HTTP proxy to `upstream` that answers 401 to a request without `Authorization: Bearer TOKEN`, and
-    records the headers of every request it saw."""
+    """An HTTP proxy to `upstream` that answers 401 to a request without `Authorization: Bearer TOKEN` (any
+    request passes with `token=None`), records the headers of every request it saw, and can hold writes."""
 
-    def __init__(self, upstream_port: int, token: str) -> None:
+    def __init__(self, upstream_port: int, token: str | None) -> None:
         self.seen: list[dict[str, str]] = []
+        #: While set, each request that writes vectors (`…/upsert`) waits until it is cleared: a Chroma server
+        #: that has stopped answering writes, so an indexer stays inside one batch for as long as a test wants.
+        self.writes_held = threading.Event()
+        self._writes_go = threading.Condition()
         guard = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,9 +87,12 @@ class TokenGuard:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 guard.seen.append(headers)
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if headers.get("authorization") != f"Bearer {token}":
+                if token is not None and headers.get("authorization") != f"Bearer {token}":
                     self._answer(401, b'{"error":"Unauthorized"}')
                     return
+                if self.path.endswith("/upsert"):
+                    with guard._writes_go:
+                        guard._writes_go.wait_for(lambda: not guard.writes_held.is_set())
                 upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=30)
                 try:
                     upstream.request(self.command, self.path, body=body, headers=dict(self.headers.items()))
@@ -117,11 +124,17 @@ class TokenGuard:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def release_writes(self) -> None:
+        with self._writes_go:
+            self.writes_held.clear()
+            self._writes_go.notify_all()
+
     @contextmanager
     def running(self) -> Iterator[TokenGuard]:
         self._thread.start()
         try:
             yield self
         finally:
+            self.release_writes()
             self._server.shutdown()
             self._server.server_close()

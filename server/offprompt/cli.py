@@ -69,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
         "--no-start", action="store_true", help="only read the file: do not start the servers to check their tools"
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON (for CI)")
+    index = commands.add_parser("index", help="run only the indexer of a shared memory (no serving)")
+    index.add_argument("--config", type=Path, required=True, help='a config whose offprompt block sets "postgres"')
+    index.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parsers.add(commands)
     return parser
 
@@ -322,6 +325,10 @@ def _run_command(args: argparse.Namespace) -> int:
             from offprompt.commands import stats
 
             return stats.run(args)
+        if args.command == "index":
+            from offprompt.commands import index
+
+            return index.run(args)
         if args.command == "init":
             from offprompt.commands import clients
 

@@ -32,6 +32,10 @@ class ConfigError(OffpromptError):
     """The config file or a command-line flag is wrong."""
 
 
+class CredentialsRefusedError(ConfigError):
+    """A shared memory's PostgreSQL or Chroma server refused offprompt's login or token: calling again won't help."""
+
+
 class MemoryLockedError(OffpromptError):
     """Another process holds the memory's data directory."""
 

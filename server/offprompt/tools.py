@@ -349,7 +349,7 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
     if found.by_words:
         lines.append(
             f"Search by meaning is unavailable right now ({found.by_words}): these passages are ranked by their "
-            "words only. Try again later for matches by meaning."
+            "words only." + ("" if "auth_token" in found.by_words else " Try again later for matches by meaning.")
         )
     if found.unchunked:
         lines.append(

@@ -61,6 +61,28 @@ def test_the_configured_auth_token_reaches_the_chroma_server(tmp_path: Path, chr
     assert all(h.get("x-chroma-token") == TOKEN for h in guard.seen)
 
 
+@pytest.mark.anyio
+async def test_a_token_the_chroma_server_refuses_is_named_as_the_fix_and_not_retried_as_an_outage(
+    tmp_path: Path, chroma_server: ChromaServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with TokenGuard(chroma_server.port, TOKEN).running() as guard:
+        memory = http_memory(tmp_path, guard.url, "a-wrong-token")
+        try:
+            async with Client(build_server(memory)) as client:
+                ns = memory.store([TextArtifact(value=SATURN)], tool="space.facts").namespace
+                assert await anyio.to_thread.run_sync(wait_indexed, memory)
+                for mode in ("hybrid", "dense"):
+                    text, found = await query(client, query="Saturn rings ice", mode=mode)
+                    assert [r["artifact_namespace"] for r in found["results"]] == [ns]  # by its words meanwhile
+                    assert '"auth_token" in "chroma"' in found["by_words"]
+                    assert "refused the token configured" in text
+                    assert "Try again later" not in text  # it is not an outage
+        finally:
+            memory.close()
+    assert not [r for r in caplog.records if r.exc_info], "a refused token is said in one line, no traceback"
+    assert any("auth_token" in r.getMessage() for r in caplog.records)  # the embedder said why it stopped
+
+
 def test_the_auth_token_stays_out_of_reprs(tmp_path: Path) -> None:
     chroma = {"mode": "http", "url": "http://127.0.0.1:9", "auth_token": TOKEN}
     config = parse_config({"offprompt": {"data_dir": str(tmp_path), "chroma": chroma}})

@@ -8,15 +8,13 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import replace
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from offprompt.artifacts import ImageArtifact, TextArtifact
 from offprompt.errors import NotFoundError, StoreUnavailableError
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 
 from ..support import noise_png
 
@@ -27,24 +25,6 @@ LOG = "\n".join(
     + ["2026-05-20 11:00:00 ERROR upstream reset: ERR_CONN_RESET while calling TimeoutExpired handler"]
     + [f"2026-05-20 11:{n % 60:02d}:01 INFO request {n} served" for n in range(400, 600)]
 )
-
-
-@pytest.fixture
-def open_memory(tmp_path: Path, postgres_dsn: str, memory_name: str) -> Iterator[Callable[..., TaskMemory]]:
-    """Opens the test's shared memory as a server would, each time with a data directory of its own."""
-    opened: list[TaskMemory] = []
-
-    def open_one(index: bool = True, **overrides: object) -> TaskMemory:
-        settings = MemorySettings(
-            name=memory_name, data_dir=tmp_path / f"server{len(opened)}", postgres=postgres_dsn, chroma="ephemeral"
-        )
-        memory = TaskMemory.open(replace(settings, **overrides), resume_indexing=index)  # type: ignore[arg-type]
-        opened.append(memory)
-        return memory
-
-    yield open_one
-    for memory in opened:
-        memory.close()
 
 
 def test_what_one_server_stores_every_other_reads_greps_searches_and_deletes(
@@ -123,11 +103,11 @@ def test_a_text_deleted_while_another_server_indexes_it_is_found_by_no_search(
     # No indexing threads: this test plays the indexer's steps itself, with the delete in between.
     indexer, other = open_memory(index=False), open_memory(index=False)
     ns = indexer.store([TextArtifact(value="the zebrafinch ledger, soon deleted")], tool="t.x").namespace
-    job = indexer.text._claim()  # type: ignore[attr-defined]
-    assert job is not None
-    assert job[0] == ns
+    claim = indexer.text._claim("chunk")  # type: ignore[attr-defined]
+    assert claim is not None
+    assert claim.namespace == ns
     other.delete(ns)  # while the indexer holds the job
-    indexer.text._work(*job)  # type: ignore[attr-defined]
+    indexer.text._work(claim)  # type: ignore[attr-defined]
     assert ns not in indexer.text._lexical.namespaces()  # type: ignore[attr-defined]
     assert indexer.query("zebrafinch ledger", None, mode="lexical")[0] == []
     assert not (tmp := indexer.text._raw / ns).exists(), tmp  # type: ignore[attr-defined]
@@ -233,37 +213,6 @@ async def test_over_mcp_postgres_down_is_an_error_result_that_says_what_to_do_an
         loaded = await client.call_tool("memory_load", {"artifact_namespace": ns})
         assert not loaded.is_error
         assert loaded.content[0].text == "kept through the outage"  # type: ignore[union-attr]
-
-
-@pytest.fixture
-def chroma_url(tmp_path: Path) -> Iterator[str]:
-    """A real `chroma run` on a free loopback port: where a shared memory's vectors go."""
-    import http.client
-    import subprocess
-    import sys
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    command = [str(Path(sys.executable).with_name("chroma")), "run", "--path", str(tmp_path / "chroma")]
-    log = open(tmp_path / "chroma.log", "wb")  # noqa: SIM115  (closed below, after the server)
-    process = subprocess.Popen([*command, "--host", "127.0.0.1", "--port", str(port)], stdout=log, stderr=log)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", "/api/v2/heartbeat")
-            if connection.getresponse().status == 200:
-                break
-        except OSError:
-            pass
-        assert process.poll() is None, (tmp_path / "chroma.log").read_text(errors="replace")
-        assert time.monotonic() < deadline, "chroma run did not start"
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
-    process.terminate()
-    process.wait(timeout=15)
-    log.close()
 
 
 def test_with_a_chroma_server_texts_are_embedded_through_the_queue_and_found_by_meaning_through_every_server(

@@ -21,6 +21,8 @@ def memory_settings(settings: OffpromptSettings) -> MemorySettings:
         chroma_token=settings.chroma.auth_token,
         ttl_seconds=settings.ttl_days * 86400 if settings.ttl_days else None,
         max_bytes=settings.max_bytes,
+        indexer=settings.indexer,
+        cache_bytes=settings.cache_bytes,
         embedding=EmbeddingSpec(settings.embedding.name, dict(settings.embedding.config)),
     )
 

@@ -173,6 +173,11 @@ class OffpromptSettings(BaseModel):
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     #: A shared memory: the catalog, texts, lexical index, blobs and indexing queue in this PostgreSQL database.
     postgres: str | None = Field(default=None, repr=False)  # may hold a password: never in a repr or a log
+    #: A shared memory's serving replica embeds texts itself (True), or only chunks them and leaves embedding
+    #: to `offprompt index` workers (False): it then loads the model only to embed a question.
+    indexer: bool = True
+    #: A shared memory's local copies of the texts it read, at most (least recently read go first).
+    cache_bytes: int = Field(default=512 * 1024**2, gt=0)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
 
     _resolve_data_dir = field_validator("data_dir")(_resolve_path)
@@ -186,6 +191,15 @@ class OffpromptSettings(BaseModel):
                 "must be 1-64 letters, digits, '.', '_' or '-', starting and ending with a letter or digit"
             )
         return value
+
+    @model_validator(mode="after")
+    def _indexer_needs_a_shared_memory(self) -> Self:
+        if not self.indexer and self.postgres is None:
+            raise ValueError(
+                '"indexer": false needs a shared memory ("postgres" set): a memory of files is indexed by the '
+                "server that stores in it"
+            )
+        return self
 
     @model_validator(mode="after")
     def _preview_below_threshold(self) -> Self:

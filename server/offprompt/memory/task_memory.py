@@ -95,6 +95,10 @@ class MemorySettings:
     postgres: str | None = field(default=None, repr=False)  # may hold a password: never in a repr or a log
     #: Sent to the Chroma server with every request (http mode).
     chroma_token: str | None = field(default=None, repr=False)
+    #: A shared memory: this server embeds texts (True), or only chunks them (False; `offprompt index` embeds).
+    indexer: bool = True
+    #: A shared memory: bytes of local copies of texts kept at most.
+    cache_bytes: int = 512 * 1024**2
     blobs: Literal["file", "memory"] = "file"
     ttl_seconds: float | None = 30 * 24 * 3600
     max_bytes: int | None = 2 * 1024**3
@@ -821,6 +825,8 @@ def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing
         embedding=settings.embedding,
         readonly=readonly,
         resume_indexing=resume_indexing,
+        embed=settings.indexer,
+        cache_bytes=settings.cache_bytes,
     )
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from offprompt.errors import ConfigError, IncompatibleStoreError
+from offprompt.errors import ConfigError, CredentialsRefusedError, IncompatibleStoreError
 from offprompt.memory.storage.files import FILE_MODE, disk_bytes, private_file, sqlite_used_bytes
 from offprompt.memory.storage.lexical import ChunkRecord
 
@@ -35,6 +35,9 @@ __all__ = ["ChromaDenseIndex", "ChromaLocation", "EmbeddingSpec", "collection_na
 
 logger = logging.getLogger(__name__)
 
+#: What chromadb's errors say when the server turns a request's token down (its client raises ValueError
+#: with the body for a 401 from a gateway, AuthorizationError or ChromaAuthError from Chroma's own auth).
+_REFUSED_WORDS = ("Unauthorized", "Forbidden", "AuthorizationError", "AuthError", "AuthenticationError")
 DEFAULT_EMBEDDING = "offprompt-minilm-int8"  # embedding.EF_NAME, without importing onnxruntime's side at start-up
 _MODEL_KEYS = ("model", "model_name", "model_id", "deployment_id")
 
@@ -62,7 +65,29 @@ class ChromaLocation:
         from chromadb.config import Settings
 
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
-        return chromadb.HttpClient(host=self.url or "http://127.0.0.1:8000", headers=self.headers(), settings=settings)
+        host = self.url or "http://127.0.0.1:8000"
+        try:
+            return chromadb.HttpClient(host=host, headers=self.headers(), settings=settings)
+        except Exception as exc:
+            refused = self.refused(exc)
+            if refused is None:
+                raise
+            raise refused from None
+
+    def refused(self, exc: BaseException) -> CredentialsRefusedError | None:
+        """The error to give when `exc` is the Chroma server turning offprompt's token down (401 or 403), not an
+        outage: retrying will not help, the token in the config must change."""
+        if isinstance(exc, CredentialsRefusedError):
+            return exc
+        text = f"{type(exc).__name__} {exc}"
+        if not any(word in text for word in _REFUSED_WORDS):
+            return None
+        said = "no token" if not self.auth_token else "the token configured"
+        return CredentialsRefusedError(
+            f"the Chroma server at {self.url} refused {said} ({' '.join(str(exc).split())[:120]}): set "
+            '"auth_token" in "chroma" in the offprompt block to the token that server expects (sent as '
+            "Authorization: Bearer and X-Chroma-Token); calling again will not help until it is right"
+        )
 
 
 @dataclass(frozen=True, slots=True)

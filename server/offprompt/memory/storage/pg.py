@@ -1,9 +1,16 @@
-"""A shared memory's PostgreSQL: a few pooled connections, one schema per memory, outages as clear errors.
+"""A shared memory's PostgreSQL: a bounded pool of checked connections, one schema per memory, clear errors.
 
 psycopg is imported here, on first use, so `offprompt serve` starts as fast without the `postgres` extra
 installed. Each memory lives in its own schema (`offprompt_<name>`), so one database holds many memories.
+
+The pool is bounded (`MAX_CONNECTIONS`, a call waits for a free one) and checks a connection before handing it
+out, as psycopg_pool's `check_connection` does: after PostgreSQL restarts, its pooled connections are dead, and
+the first call after it is served on a fresh one instead of failing with "terminating connection due to
+administrator command". psycopg_pool itself is not used: its `getconn` waits out its timeout while PostgreSQL
+is down and then says only "couldn't get a connection", where a call here fails at once with the reason.
+
 A connection that fails is dropped and the next call connects again: when PostgreSQL comes back, the server
-serves again without a restart.
+serves again without a restart. Credentials PostgreSQL refuses are not an outage: they say to fix the DSN.
 """
 
 from __future__ import annotations
@@ -15,16 +22,30 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from offprompt.config import redact_dsn
-from offprompt.errors import ConfigError, StoreUnavailableError
+from offprompt.errors import ConfigError, CredentialsRefusedError, StoreUnavailableError
 
 if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["PgDatabase", "schema_name"]
 
-#: Connections kept open for reuse; more are opened when threads need them, and closed after.
+#: Connections kept open for reuse once a call is done with them.
 POOL_SIZE: Final = 4
+#: Connections open at once, at most: a call beyond them waits for one to be given back.
+MAX_CONNECTIONS: Final = 12
+#: How long a call waits for a free connection before it fails as busy.
+CHECKOUT_WAIT_SECONDS: Final = 30.0
 CONNECT_TIMEOUT_SECONDS: Final = 5
+#: SQLSTATEs and message parts of a refused login (wrong password, no such role or database, no pg_hba line).
+_REFUSED_STATES: Final = frozenset({"28000", "28P01", "3D000"})
+_REFUSED_WORDS: Final = (
+    "password authentication failed",
+    "authentication failed",
+    "no pg_hba.conf entry",
+    "does not exist",
+    "password is required",
+    "no password supplied",
+)
 
 
 def schema_name(memory_name: str) -> str:
@@ -52,7 +73,7 @@ class PgDatabase:
         self.where = redact_dsn(dsn)
         self._idle: list[psycopg.Connection[Any]] = []
         self._lock = threading.Lock()
-        self._ready = False
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
 
     def ensure_schema(self, ddl: str) -> None:
         """Create the memory's schema and tables (once per process; serialised across servers by a lock)."""
@@ -63,18 +84,39 @@ class PgDatabase:
             conn.execute(ddl)
 
     def _connect(self) -> psycopg.Connection[Any]:
-        conn = self._psycopg.connect(self._dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+        try:
+            conn = self._psycopg.connect(self._dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+        except self._psycopg.OperationalError as exc:
+            if _refused(exc):
+                raise self.refused(exc) from None
+            raise
         conn.execute(f'SET search_path TO "{self.schema}"')
         return conn
+
+    def _checked_out(self) -> psycopg.Connection[Any]:
+        """A pooled connection that answers, else a fresh one; dead ones (PostgreSQL restarted) are dropped."""
+        while True:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                return self._connect()
+            try:
+                conn.execute("")  # a round trip: an empty query, as psycopg_pool's check_connection sends
+                return conn
+            except self._psycopg.Error:
+                conn.close()
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A connection in autocommit mode; PostgreSQL being unreachable raises StoreUnavailableError."""
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
+        if not self._slots.acquire(timeout=CHECKOUT_WAIT_SECONDS):
+            raise StoreUnavailableError(
+                f"all {MAX_CONNECTIONS} connections to the shared memory's PostgreSQL ({self.where}) stayed busy "
+                f"for {CHECKOUT_WAIT_SECONDS:.0f} s: call again"
+            )
+        conn = None
         try:
-            if conn is None:
-                conn = self._connect()
+            conn = self._checked_out()
             yield conn
         except self._psycopg.OperationalError as exc:
             if conn is not None:
@@ -84,6 +126,7 @@ class PgDatabase:
         finally:
             if conn is not None:
                 self._give_back(conn)
+            self._slots.release()
 
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[Any]]:
@@ -99,10 +142,16 @@ class PgDatabase:
         conn.close()
 
     def unavailable(self, exc: BaseException) -> StoreUnavailableError:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return StoreUnavailableError(
-            f"the shared memory's PostgreSQL ({self.where}) can't be reached: {reason}. Start PostgreSQL (or fix "
-            '"postgres" in the offprompt block of the config) and call again: offprompt reconnects by itself.'
+            f"the shared memory's PostgreSQL ({self.where}) can't be reached: {_reason(exc)}. Start PostgreSQL "
+            "and call again: offprompt connects again by itself, with no restart."
+        )
+
+    def refused(self, exc: BaseException) -> CredentialsRefusedError:
+        return CredentialsRefusedError(
+            f"the shared memory's PostgreSQL ({self.where}) refused offprompt's login: {_reason(exc)}. Fix the "
+            'user, password or database name in "postgres" in the offprompt block of the config (or the '
+            "variable it names): a restart will not help until the DSN is right."
         )
 
     def close(self) -> None:
@@ -110,3 +159,16 @@ class PgDatabase:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+def _reason(exc: BaseException) -> str:
+    """The error's last meaningful line: libpq puts the server's FATAL after "connection to server … failed"."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def _refused(exc: BaseException) -> bool:
+    if getattr(exc, "sqlstate", None) in _REFUSED_STATES:
+        return True
+    text = str(exc)
+    return "FATAL" in text and any(words in text for words in _REFUSED_WORDS)

@@ -1,11 +1,14 @@
 """Text storage of a shared memory: the exact text in PostgreSQL, indexed by whichever server takes the job.
 
 `store` writes the text, its token index, line index and outline, and an indexing job, in one transaction:
-the reference it returns is readable through every server at once. Each server runs one indexing thread
-that takes jobs from the `jobs` table (`FOR UPDATE SKIP LOCKED`, so no two take the same one) with a lease:
-a server that dies mid-job stops renewing it, and another takes the job over when the lease runs out. A job
-is chunked (the chunks and their words go to the lexical index in PostgreSQL), then embedded slice by slice
-into the Chroma server, if there is one.
+the reference it returns is readable through every server at once. A job is chunked (the chunks and their
+words go to the lexical index in PostgreSQL), then embedded slice by slice into the Chroma server, if there is
+one. Each server runs two indexing threads, one per stage, so chunking (search by words within a second of a
+store) never waits behind embedding; both take jobs from the `jobs` table (`FOR UPDATE SKIP LOCKED`, so no two
+take the same one) with a lease. A heartbeat renews the leases a server holds while it works; a server that
+dies or stops mid-job stops renewing, and another takes the job over when the lease runs out, from the last
+batch recorded as done. Each claim counts `taken` up, and every write of a holder checks that count (a
+fencing token): a holder that lost its lease, stopped past it, writes nothing more.
 
 Each server keeps a read-through copy of the texts it reads in its own data directory (`raw/`, the layout
 `IndexedTextStorage` reads): a stored text never changes, so the copy is good until the namespace is deleted,
@@ -14,6 +17,7 @@ and every read checks the catalog first.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -22,12 +26,15 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from offprompt.artifacts import Artifact
-from offprompt.errors import InvalidArgumentError, NotFoundError, StoreUnavailableError
+from offprompt.errors import CredentialsRefusedError, InvalidArgumentError, NotFoundError, StoreUnavailableError
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
 from offprompt.memory.storage.base import IndexState, LineMatch, SearchMode, StoredItem
@@ -94,12 +101,26 @@ _CLAIM: Final = """
 UPDATE jobs SET owner = %(owner)s, taken = taken + 1,
     lease_until = clock_timestamp() + make_interval(secs => %(lease)s)
 WHERE (namespace, item) = (
-    SELECT namespace, item FROM jobs WHERE lease_until < clock_timestamp()
-    ORDER BY stage = 'chunk' DESC, chunks - done, created DESC
+    SELECT namespace, item FROM jobs WHERE lease_until < clock_timestamp() AND stage = %(stage)s
+    ORDER BY chunks - done, created DESC
     LIMIT 1 FOR UPDATE SKIP LOCKED
 )
-RETURNING namespace, item, stage, chunks, done
+RETURNING namespace, item, stage, chunks, done, taken
 """
+#: The condition of every write a job's holder makes: the job is still its own, under the claim it made.
+_HELD: Final = "namespace = %(namespace)s AND item = %(item)s AND owner = %(owner)s AND taken = %(token)s"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A job this server took: `token` is the `taken` count its claim made, which its writes check."""
+
+    namespace: str
+    item: int
+    stage: str
+    chunks: int
+    done: int
+    token: int
 
 
 def _copy(path: Path, data: bytes) -> None:
@@ -111,6 +132,63 @@ def _copy(path: Path, data: bytes) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     tmp.replace(path)
+
+
+class _Copies:
+    """This server's copies of stored texts, kept to `limit` bytes: the least recently read go first (a copy is
+    fetched again from the database when it is next read)."""
+
+    _SUFFIXES: Final = (".txt", ".idx", ".lines", ".outline.json", ".json")
+
+    def __init__(self, raw: Path, limit: int) -> None:
+        self._raw = raw
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._order: OrderedDict[tuple[str, int], int] = OrderedDict()  # oldest read first, with its bytes
+        self._bytes = 0
+        found = []
+        for text in raw.glob("*/*.txt") if raw.is_dir() else []:
+            with contextlib.suppress(FileNotFoundError, ValueError):
+                found.append((text.stat().st_atime, text.parent.name, int(text.name.removesuffix(".txt"))))
+        for _, namespace, item in sorted(found):
+            self.added(namespace, item)
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes
+
+    def _size(self, namespace: str, item: int) -> int:
+        total = 0
+        for suffix in self._SUFFIXES:
+            with contextlib.suppress(FileNotFoundError):
+                total += (self._raw / namespace / f"{item}{suffix}").stat().st_size
+        return total
+
+    def added(self, namespace: str, item: int) -> None:
+        size = self._size(namespace, item)
+        with self._lock:
+            self._bytes += size - self._order.pop((namespace, item), 0)
+            self._order[(namespace, item)] = size
+            evicted = []
+            while self._bytes > self._limit and len(self._order) > 1:
+                key, old = self._order.popitem(last=False)
+                self._bytes -= old
+                evicted.append(key)
+        for namespace_, item_ in evicted:
+            for suffix in self._SUFFIXES:  # the text first: without it, the copy counts as absent
+                with contextlib.suppress(FileNotFoundError):
+                    (self._raw / namespace_ / f"{item_}{suffix}").unlink()
+
+    def dropped(self, namespace: str) -> None:
+        """The namespace's copies were removed (deleted, or swept)."""
+        with self._lock:
+            for key in [k for k in self._order if k[0] == namespace]:
+                self._bytes -= self._order.pop(key)
+
+    def read(self, namespace: str, item: int) -> None:
+        with self._lock:
+            if (namespace, item) in self._order:
+                self._order.move_to_end((namespace, item))
 
 
 class NoDenseIndex:
@@ -156,18 +234,40 @@ class SharedTextStorage(IndexedTextStorage):
     """Texts in PostgreSQL for any number of servers, with a local read-through copy under `cache`."""
 
     def __init__(
-        self, db: PgDatabase, cache: Path, lexical: LexicalIndex, dense: DenseIndex, *, index: bool = True
+        self,
+        db: PgDatabase,
+        cache: Path,
+        lexical: LexicalIndex,
+        dense: DenseIndex,
+        *,
+        index: bool = True,
+        embed: bool = True,
+        cache_bytes: int = 512 * 1024**2,
     ) -> None:
         super().__init__(cache, lexical, dense, resume=False)
         self._db = db
         self._vectors = not isinstance(dense, NoDenseIndex)
         self.server_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self._wake = threading.Event()
+        self.lease_seconds = LEASE_SECONDS
+        self._wake = {"chunk": threading.Event(), "embed": threading.Event()}
+        self._held: dict[tuple[str, int], int] = {}  # the jobs being worked on, renewed by the heartbeat
+        self._lost: set[tuple[str, int]] = set()
+        self._held_lock = threading.Lock()
+        self._copies = _Copies(self._raw, cache_bytes)
         db.ensure_schema(SCHEMA)
         if index:
-            thread = threading.Thread(target=self._run_worker, name="offprompt-shared-indexer", daemon=True)
-            thread.start()
-            self._threads.append(thread)
+            stages = ["chunk", "embed"] if self._vectors and embed else ["chunk"]
+            threads = [
+                *(
+                    threading.Thread(target=self._run_worker, args=(stage,), name=f"offprompt-shared-{stage}er")
+                    for stage in stages
+                ),
+                threading.Thread(target=self._run_heartbeat, name="offprompt-shared-heartbeat"),
+            ]
+            for thread in threads:
+                thread.daemon = True
+                thread.start()
+                self._threads.append(thread)
 
     # -- the local copy --------------------------------------------------------
 
@@ -187,11 +287,14 @@ class SharedTextStorage(IndexedTextStorage):
             _copy(self._path(namespace, item, ".outline.json"), bytes(entries))
         _copy(self._path(namespace, item, ".json"), sidecar.encode())
         _copy(self._path(namespace, item, ".txt"), bytes(data))  # last: its presence means "copied"
+        self._copies.added(namespace, item)
         return True
 
     def _require(self, namespace: str, item: int) -> Path:
         path = self._path(namespace, item, ".txt")
-        if not path.exists() and not self._fetch(namespace, item):
+        if path.exists():
+            self._copies.read(namespace, item)
+        elif not self._fetch(namespace, item):
             raise NotFoundError(f"no text stored as item {item} of {namespace!r}")
         return path
 
@@ -219,6 +322,7 @@ class SharedTextStorage(IndexedTextStorage):
                 continue
             if folder.is_dir() and folder.name not in stored and old:
                 shutil.rmtree(folder, ignore_errors=True)
+                self._copies.dropped(folder.name)
                 dropped.append(folder.name)
         return dropped
 
@@ -251,12 +355,16 @@ class SharedTextStorage(IndexedTextStorage):
             _copy(self._path(namespace, item, ".outline.json"), entries)
         _copy(self._path(namespace, item, ".json"), sidecar.encode())
         _copy(self._path(namespace, item, ".txt"), data)
+        self._copies.added(namespace, item)
         if searchable:
-            self._wake.set()
+            self._wake["chunk"].set()
         return StoredItem(tokens=index.tokens, bytes=len(data), outline=made)
 
     def load(self, namespace: str, item: int) -> bytes:
-        return self._require(namespace, item).read_bytes()
+        try:
+            return self._require(namespace, item).read_bytes()
+        except FileNotFoundError:  # its copy went out of the cache between the check and the read
+            return self._require(namespace, item).read_bytes()
 
     def delete(self, namespace: str) -> None:
         with self._write_lock:
@@ -264,6 +372,7 @@ class SharedTextStorage(IndexedTextStorage):
                 conn.execute("DELETE FROM jobs WHERE namespace = %s", (namespace,))
                 conn.execute("DELETE FROM texts WHERE namespace = %s", (namespace,))
             shutil.rmtree(self._raw / namespace, ignore_errors=True)
+            self._copies.dropped(namespace)
             self._lexical.delete(namespace)
             self._dense.delete(namespace)
 
@@ -382,38 +491,107 @@ class SharedTextStorage(IndexedTextStorage):
 
     def stop_indexing(self, timeout: float = 10) -> None:
         self._closed = True
-        self._wake.set()
+        for wake in self._wake.values():
+            wake.set()
         super().stop_indexing(timeout)
 
     # -- the queue -------------------------------------------------------------------
 
-    def _run_worker(self) -> None:
+    def _run_worker(self, stage: str) -> None:
+        """Take this stage's jobs, one at a time, until the storage closes."""
         _lower_priority()
         swept = time.monotonic()
+        wake = self._wake[stage]
         while not self._closed:
             try:
-                job = self._claim()
-                if job is None:
-                    if time.monotonic() - swept >= SWEEP_SECONDS:
+                claim = self._claim(stage)
+                if claim is None:
+                    if stage == "chunk" and time.monotonic() - swept >= SWEEP_SECONDS:
                         self.sweep_copies()
                         swept = time.monotonic()
-                    self._wake.wait(POLL_SECONDS)
-                    self._wake.clear()
+                    wake.wait(POLL_SECONDS)
+                    wake.clear()
                     continue
-                self._work(*job)
+                with self._holding(claim):
+                    self._work(claim)
             except StoreUnavailableError:
                 time.sleep(POLL_SECONDS * 4)  # the job's lease runs out; it is taken again when PostgreSQL is back
             except Exception:
-                logger.exception("the shared indexer failed; it goes on with the next job")
+                logger.exception("the shared %ser failed; it goes on with the next job", stage)
                 time.sleep(POLL_SECONDS)
 
-    def _claim(self) -> tuple[str, int, str, int, int] | None:
+    def _claim(self, stage: str) -> Claim | None:
         with self._db.connection() as conn:
-            row = conn.execute(_CLAIM, {"owner": self.server_id, "lease": LEASE_SECONDS}).fetchone()
-        return None if row is None else (str(row[0]), int(row[1]), str(row[2]), int(row[3]), int(row[4]))
+            row = conn.execute(
+                _CLAIM, {"owner": self.server_id, "lease": self.lease_seconds, "stage": stage}
+            ).fetchone()
+        return (
+            None if row is None else Claim(str(row[0]), int(row[1]), str(row[2]), int(row[3]), int(row[4]), int(row[5]))
+        )
 
-    def _work(self, namespace: str, item: int, stage: str, chunks: int, done: int) -> None:
-        if stage == "chunk":
+    # -- the lease: renewed while held, checked by every write ----------------------------
+
+    @contextmanager
+    def _holding(self, claim: Claim) -> Iterator[None]:
+        key = (claim.namespace, claim.item)
+        with self._held_lock:
+            self._held[key] = claim.token
+            self._lost.discard(key)
+        try:
+            yield
+        finally:
+            with self._held_lock:
+                self._held.pop(key, None)
+                self._lost.discard(key)
+
+    def _run_heartbeat(self) -> None:
+        """Renew every held lease three times per lease: a job is a server's for as long as the server runs."""
+        while not self._closed:
+            with self._held_lock:
+                held = dict(self._held)
+            for (namespace, item), token in held.items():
+                try:
+                    if not self._renew(Claim(namespace, item, "", 0, 0, token)):
+                        with self._held_lock:
+                            self._lost.add((namespace, item))
+                except StoreUnavailableError:
+                    pass  # the writes fail too; the lease may run out meanwhile, and then they find it lost
+                except Exception:
+                    logger.exception("renewing the lease of item %s of %s failed", item, namespace)
+            time.sleep(self.lease_seconds / 3)
+
+    def _held_args(self, claim: Claim, **more: Any) -> dict[str, Any]:
+        return {"namespace": claim.namespace, "item": claim.item, "owner": self.server_id, "token": claim.token, **more}
+
+    def _renew(self, claim: Claim) -> bool:
+        """Extend the job's lease; False if it is no longer this server's (deleted, or taken over)."""
+        with self._db.connection() as conn:
+            cursor = conn.execute(
+                f"UPDATE jobs SET lease_until = clock_timestamp() + make_interval(secs => %(lease)s) WHERE {_HELD}",
+                self._held_args(claim, lease=self.lease_seconds),
+            )
+            return cursor.rowcount == 1
+
+    def _record(self, claim: Claim, done: int) -> bool:
+        """Note `done` chunks embedded, so a server taking the job over goes on from there; False if lost."""
+        with self._db.connection() as conn:
+            cursor = conn.execute(
+                f"UPDATE jobs SET done = %(done)s, lease_until = clock_timestamp() + make_interval(secs => %(lease)s) "
+                f"WHERE {_HELD}",
+                self._held_args(claim, done=done, lease=self.lease_seconds),
+            )
+            return cursor.rowcount == 1
+
+    def _still_held(self, claim: Claim) -> bool:
+        with self._held_lock:
+            lost = (claim.namespace, claim.item) in self._lost
+        return not lost and not self._closed
+
+    # -- the work of a job ----------------------------------------------------------------
+
+    def _work(self, claim: Claim) -> None:
+        namespace, item = claim.namespace, claim.item
+        if claim.stage == "chunk":
             try:
                 chunked = self._cached({(namespace, item)}) and self._chunk(_Job(namespace, item, fresh=False))
             except StoreUnavailableError:
@@ -426,20 +604,24 @@ class SharedTextStorage(IndexedTextStorage):
             with self._db.connection() as conn:
                 if chunked and self._vectors:
                     moved = conn.execute(
-                        "UPDATE jobs SET stage = 'embed', chunks = %s, done = 0, owner = NULL, "
-                        "lease_until = '-infinity' WHERE namespace = %s AND item = %s AND owner = %s",
-                        (self._lexical.count(namespace, item), namespace, item, self.server_id),
+                        "UPDATE jobs SET stage = 'embed', chunks = %(chunks)s, done = 0, owner = NULL, "
+                        f"lease_until = '-infinity' WHERE {_HELD}",
+                        self._held_args(claim, chunks=self._lexical.count(namespace, item)),
                     ).rowcount
                 else:
-                    moved = self._finish(conn, namespace, item)
+                    moved = self._finish(conn, claim)
             if chunked and not moved:
                 self._drop_if_deleted(namespace)
-            self._wake.set()  # its embedding, next
+            self._wake["embed"].set()  # its embedding, next
             return
         try:
-            left = self._embed_slice(namespace, item, done)
+            left = self._embed_slice(claim)
         except StoreUnavailableError:
             raise
+        except CredentialsRefusedError as exc:
+            logger.warning("item %s of %s is searchable by its words only: %s", item, namespace, exc)
+            self._release(claim, claim.done, RETRY_SECONDS)
+            return
         except Exception:
             logger.exception(
                 "embedding item %s of %s failed; it is searchable by its words, and is tried again in %s s",
@@ -447,17 +629,14 @@ class SharedTextStorage(IndexedTextStorage):
                 namespace,
                 RETRY_SECONDS,
             )
-            self._release(namespace, item, done, RETRY_SECONDS)
+            self._release(claim, claim.done, RETRY_SECONDS)
             return
         if left is not None:
-            self._release(namespace, item, left, 0)
+            self._release(claim, left, 0)
 
-    def _finish(self, conn: Any, namespace: str, item: int) -> int:
+    def _finish(self, conn: Any, claim: Claim) -> int:
         """Drop the job if it is still this server's; how many rows that took (0: deleted, or taken over)."""
-        cursor = conn.execute(
-            "DELETE FROM jobs WHERE namespace = %s AND item = %s AND owner = %s", (namespace, item, self.server_id)
-        )
-        return int(cursor.rowcount)
+        return int(conn.execute(f"DELETE FROM jobs WHERE {_HELD}", self._held_args(claim)).rowcount)
 
     def _drop_if_deleted(self, namespace: str) -> None:
         """After indexing a text whose namespace was deleted meanwhile (through any server): drop what the
@@ -469,30 +648,23 @@ class SharedTextStorage(IndexedTextStorage):
             self._lexical.delete(namespace)
             self._dense.delete(namespace)
             shutil.rmtree(self._raw / namespace, ignore_errors=True)
+            self._copies.dropped(namespace)
 
-    def _release(self, namespace: str, item: int, done: int, delay: float) -> None:
+    def _release(self, claim: Claim, done: int, delay: float) -> None:
         with self._db.connection() as conn:
             conn.execute(
-                "UPDATE jobs SET done = %s, owner = NULL, lease_until = clock_timestamp() + make_interval(secs => %s) "
-                "WHERE namespace = %s AND item = %s AND owner = %s",
-                (done, delay, namespace, item, self.server_id),
+                "UPDATE jobs SET done = %(done)s, owner = NULL, "
+                f"lease_until = clock_timestamp() + make_interval(secs => %(delay)s) WHERE {_HELD}",
+                self._held_args(claim, done=done, delay=delay),
             )
 
-    def _renew(self, namespace: str, item: int) -> bool:
-        """Extend the job's lease; False if it is no longer this server's (deleted, or taken over)."""
-        with self._db.connection() as conn:
-            cursor = conn.execute(
-                "UPDATE jobs SET lease_until = clock_timestamp() + make_interval(secs => %s) "
-                "WHERE namespace = %s AND item = %s AND owner = %s",
-                (LEASE_SECONDS, namespace, item, self.server_id),
-            )
-            return cursor.rowcount == 1
-
-    def _embed_slice(self, namespace: str, item: int, done: int) -> int | None:
-        """Embed the next slice of the item's chunks; where the next slice starts, or None when all are in."""
+    def _embed_slice(self, claim: Claim) -> int | None:
+        """Embed the next slice of the item's chunks, noting each batch as done; where the next slice starts,
+        or None when all are in (or the job is no longer this server's)."""
+        namespace, item, done = claim.namespace, claim.item, claim.done
         if not self._cached({(namespace, item)}):
             with self._db.connection() as conn:
-                self._finish(conn, namespace, item)
+                self._finish(conn, claim)
             return None
         data = self._path(namespace, item, ".txt").read_bytes()
         records = self._lexical.chunks(namespace, item)
@@ -500,22 +672,26 @@ class SharedTextStorage(IndexedTextStorage):
             self._dense.delete_item(namespace, item)  # vectors of a server that died mid-job
         stop = min(done + EMBED_SLICE, len(records))
         for first in range(done, stop, EMBED_BATCH):
-            if self._closed:
-                return None  # the lease runs out and another server (or this one, restarted) goes on
+            if not self._still_held(claim):
+                return None  # closing, or taken over: the next holder goes on from the last batch recorded
             batch = records[first : min(first + EMBED_BATCH, stop)]
             documents = [data[r.start : r.end].decode("utf-8") for r in batch]
             vectors = self._dense.embed(
                 [chunking.for_embedding(searchable(r.context, d)) for r, d in zip(batch, documents, strict=True)]
             )
-            if not self._renew(namespace, item):
+            if not self._renew(claim):  # the fence before the vector store, which cannot check it itself
                 self._drop_if_deleted(namespace)
                 return None
             self._dense.upsert(batch, documents, vectors)
+            if not self._record(claim, first + len(batch)):
+                self._drop_if_deleted(namespace)  # deleted while this batch was written: take it out again
+                return None
         if stop < len(records):
             return stop
         with self._db.transaction() as conn:
-            conn.execute("UPDATE texts SET embedded = TRUE WHERE namespace = %s AND item = %s", (namespace, item))
-            finished = self._finish(conn, namespace, item)
+            finished = self._finish(conn, claim)
+            if finished:
+                conn.execute("UPDATE texts SET embedded = TRUE WHERE namespace = %s AND item = %s", (namespace, item))
         if not finished:
             self._drop_if_deleted(namespace)
         return None

@@ -51,6 +51,10 @@ class BackendChoice:
     resume_indexing: bool = True
     #: A shared memory: everything but the vectors in this PostgreSQL database.
     postgres: str | None = None
+    #: A shared memory: this process embeds (else it only chunks, and indexer processes embed).
+    embed: bool = True
+    #: A shared memory: its local copies of texts, at most.
+    cache_bytes: int = 512 * 1024**2
 
     @property
     def store(self) -> StoreBackend:
@@ -89,7 +93,13 @@ def _shared_text(choice: BackendChoice, db: PgDatabase | None, lexical: LexicalI
 
     assert db is not None
     return SharedTextStorage(
-        db, choice.directory / "text", lexical, dense, index=choice.resume_indexing and not choice.readonly
+        db,
+        choice.directory / "text",
+        lexical,
+        dense,
+        index=choice.resume_indexing and not choice.readonly,
+        embed=choice.embed,
+        cache_bytes=choice.cache_bytes,
     )
 
 

@@ -43,7 +43,13 @@ from typing import Any, Final, get_args
 import numpy as np
 
 from offprompt.artifacts import Artifact
-from offprompt.errors import ConfigError, IncompatibleStoreError, InvalidArgumentError, NotFoundError
+from offprompt.errors import (
+    ConfigError,
+    CredentialsRefusedError,
+    IncompatibleStoreError,
+    InvalidArgumentError,
+    NotFoundError,
+)
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
 from offprompt.memory.storage.base import Hit, IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
@@ -462,10 +468,10 @@ class IndexedTextStorage:
             try:
                 vector = self._dense.embed_query(chunking.for_embedding(query))
                 nearest = self._dense.search(vector, namespaces, depth)
-            except _PERMANENT:
-                raise
             except Exception as exc:  # any client's, any model's failure: answer by words rather than not at all
-                unavailable = _describe(exc)
+                if isinstance(exc, _PERMANENT) and not isinstance(exc, CredentialsRefusedError):
+                    raise
+                unavailable = str(exc) if isinstance(exc, CredentialsRefusedError) else _describe(exc)
                 logger.warning("search by meaning failed, answering by words: %s", unavailable)
                 vector = None
                 if mode == "dense":
@@ -652,7 +658,10 @@ class IndexedTextStorage:
                     # The index answered the check: it may have come back just now. One more try tells.
                     self._embed_queue.put(replace(job, retried=True), self._chunk_count(job) - job.done)
                     continue
-                logger.exception("embedding item %s of %s failed; it is searchable by its words only", *_at(job))
+                if isinstance(exc, CredentialsRefusedError):
+                    logger.warning("item %s of %s is searchable by its words only: %s", *_at(job), exc)
+                else:
+                    logger.exception("embedding item %s of %s failed; it is searchable by its words only", *_at(job))
             else:
                 if self._outage:
                     logger.warning("the dense index is back: embedding the texts stored meanwhile")
