@@ -45,3 +45,28 @@ def test_importing_errors_loads_no_other_offprompt_module() -> None:
     code = "import sys, offprompt.errors; print(sorted(m for m in sys.modules if m.startswith('offprompt')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['offprompt', 'offprompt._version', 'offprompt.errors']"
+
+
+#: The one module that may read the SDK past its public API (it says which SDK version needs it, and why).
+SDK_ADAPTER = "serve/sdk_adapter.py"
+
+
+def _private_sdk_uses(path: str) -> list[str]:
+    """A private SDK module imported (`mcp.shared._x`), or a private SDK attribute read (`_connection`)."""
+    tree = ast.parse((PACKAGE / path).read_text())
+    modules = _imports(path)
+    uses = [m for m in modules if m.split(".")[0] == "mcp" and any(p.startswith("_") for p in m.split(".")[1:])]
+    names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return uses + sorted(names & {"_connection"})
+
+
+def test_only_the_adapter_reads_the_sdk_past_its_public_api() -> None:
+    offenders = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = str(path.relative_to(PACKAGE))
+        uses = _private_sdk_uses(relative)
+        if uses and relative != SDK_ADAPTER:
+            offenders[relative] = uses
+    assert offenders == {}
+    assert _private_sdk_uses(SDK_ADAPTER)  # else the adapter can go

@@ -176,7 +176,10 @@ def _http_transport(config: HttpServer) -> AbstractAsyncContextManager[Any]:
         from mcp.client.sse import sse_client
 
         return sse_client(str(config.url), headers=dict(config.headers))
+    import httpx2
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
-    return streamable_http_client(str(config.url), http_client=create_mcp_http_client(headers=dict(config.headers)))
+    # The SDK's way to send headers is a client of one's own; these are its default timeouts (30 s, and 300 s to
+    # read: a server may hold a response stream open), as its private `create_mcp_http_client` sets them.
+    client = httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+    return streamable_http_client(str(config.url), http_client=client)

@@ -18,6 +18,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 
+from offprompt.serve.sdk_adapter import connection_of
+
 Write = Callable[[dict[str, Any]], Awaitable[None]]
 
 #: The typed request and result of each relayed method, for the SDK's session.
@@ -87,8 +89,8 @@ class SessionChannel:
 
     @property
     def client(self) -> object:
-        # Each request has a session object of its own; the connection is the client's (no public accessor yet).
-        return getattr(self._ctx.session, "_connection", None) or self._ctx.session
+        # Each request has a session object of its own; the connection is the client's.
+        return connection_of(self._ctx.session) or self._ctx.session
 
     def supports(self, feature: str) -> bool:
         capabilities = self._ctx.session.client_capabilities
@@ -107,15 +109,15 @@ class ConnectionChannel:
     """One client connection's standalone stream (the GET stream of an HTTP session), not tied to a request."""
 
     def __init__(self, connection: Connection) -> None:
-        self._connection = connection
+        self._client = connection
 
     @property
     def client(self) -> object:
-        return self._connection
+        return self._client
 
     def supports(self, feature: str) -> bool:
-        capabilities = self._connection.client_capabilities
+        capabilities = self._client.client_capabilities
         return capabilities is not None and getattr(capabilities, feature, None) is not None
 
     async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        return dict(await self._connection.send_raw_request(method, params))
+        return dict(await self._client.send_raw_request(method, params))

@@ -72,7 +72,7 @@ class FastLane:
         if not isinstance(meta, dict) or PROTOCOL_VERSION_META_KEY in meta or not isinstance(arguments, dict | None):
             return None
         if params.get("task") is not None:
-            return None  # a task-augmented call creates a task: the SDK path relays those (serve_tasks in app.py)
+            return None  # a task-augmented call creates a task: the SDK path relays those (serve/task_handlers.py)
         return self.proxy.raw_route(params["name"])
 
     def take(self, message: dict[str, Any], write: Write) -> Taken:

@@ -1,4 +1,5 @@
-"""Serving offprompt over stdio, streamable HTTP (`/mcp`) and legacy SSE (`/sse` + `/messages/`).
+"""Serving offprompt over streamable HTTP (`/mcp`) and legacy SSE (`/sse` + `/messages/`); stdio is
+`serve.stdio.serve_stdio`'s.
 
 Over HTTP every request first passes `RequestGuard`, in this order:
 
@@ -10,7 +11,7 @@ Over HTTP every request first passes `RequestGuard`, in this order:
 The guard drops the client's `Authorization` header from the request before
 anything else sees it, so it can't be forwarded to a downstream server (the
 MCP spec forbids token passthrough). A valid token becomes the request's
-owner, a stable hash of the token: `app.owner_of(ctx)` reads it, and a
+owner, a stable hash of the token: `caller.owner_of(ctx)` reads it, and a
 namespace stored by one token's caller is invisible to another's. The SDK
 also binds each session to the owner that opened it.
 """
@@ -39,7 +40,6 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorizat
 from mcp.server.auth.provider import AccessToken
 from mcp.server.runner import serve_loop
 from mcp.server.sse import SseServerTransport
-from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -529,15 +529,13 @@ async def serve_transport(
     on_ready: Callable[[str], None] | None = None,
     listener: socket.socket | None = None,
 ) -> None:
-    """Serve `server` until the client leaves (stdio) or the process is told to stop (HTTP, SSE).
+    """Serve `server` over HTTP or SSE until the process is told to stop (stdio is `serve.stdio.serve_stdio`).
 
     `listener` comes from `listen(settings)` (made here when not given); `on_ready` gets the URL to connect to
     once the HTTP server accepts connections.
     """
-    if settings.transport == "stdio":
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-        return
+    if settings.transport == "stdio":  # the CLI serves stdio itself, with the fast lane: a mix-up, said at once
+        raise ValueError("serve_transport serves HTTP and SSE; serve stdio with serve.stdio.serve_stdio")
     if settings.transport == "http":
         app, path = http_app(server, settings), MCP_PATH
     else:
