@@ -603,6 +603,22 @@ def test_postgres_names_the_shared_memory_and_a_wrong_one_is_named_without_its_p
     assert "s3cret" not in repr(parse_config({"offprompt": {"postgres": dsn}}).settings)
 
 
+def test_store_names_the_backend_and_must_agree_with_postgres_and_indexer_false_needs_postgres() -> None:
+    dsn = "postgresql://team:s3cret@db.example:5432/offprompt"
+    assert parse_config({"offprompt": {"store": "postgres", "postgres": dsn}}).settings.postgres == dsn
+    assert parse_config({"offprompt": {"store": "files"}}).settings.postgres is None
+    for block, said in [
+        ({"store": "postgres"}, '"store": "postgres" needs "postgres"'),
+        ({"store": "files", "postgres": dsn}, '"store": "files" and "postgres" are both set'),
+        ({"store": "sqlite"}, "offprompt.store"),
+        ({"indexer": False}, '"indexer": false needs a shared memory'),
+    ]:
+        with pytest.raises(ConfigError) as wrong:
+            parse_config({"offprompt": block})
+        assert said in str(wrong.value)
+        assert "s3cret" not in str(wrong.value)
+
+
 def test_the_embedded_memory_never_imports_the_postgres_driver_and_a_missing_driver_says_what_to_install(
     tmp_path: Path,
 ) -> None:

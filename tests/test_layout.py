@@ -70,3 +70,16 @@ def test_only_the_adapter_reads_the_sdk_past_its_public_api() -> None:
             offenders[relative] = uses
     assert offenders == {}
     assert _private_sdk_uses(SDK_ADAPTER)  # else the adapter can go
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """A backend is a peer, not a borrower: what two modules share is public in one of them (the PostgreSQL
+    storages once took the files storage's `_Job`, `_hint`, `_Candidate` and the lexical index's `_WORD`)."""
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("offprompt"):
+                private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                offenders += [f"{path.relative_to(PACKAGE)}: {node.module}.{name}" for name in private]
+    assert offenders == []

@@ -173,6 +173,9 @@ class OffpromptSettings(BaseModel):
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     #: A shared memory: the catalog, texts, lexical index, blobs and indexing queue in this PostgreSQL database.
     postgres: str | None = Field(default=None, repr=False)  # may hold a password: never in a repr or a log
+    #: Where the memory lives: "files" (this machine's data directory) or "postgres" (a shared memory, in the
+    #: database `postgres` names). Unset: "postgres" when `postgres` is set, else "files".
+    store: Literal["files", "postgres"] | None = None
     #: A shared memory's serving replica embeds texts itself (True), or only chunks them and leaves embedding
     #: to `offprompt index` workers (False): it then loads the model only to embed a question.
     indexer: bool = True
@@ -191,6 +194,16 @@ class OffpromptSettings(BaseModel):
                 "must be 1-64 letters, digits, '.', '_' or '-', starting and ending with a letter or digit"
             )
         return value
+
+    @model_validator(mode="after")
+    def _store_matches_postgres(self) -> Self:
+        if self.store == "postgres" and self.postgres is None:
+            raise ValueError('"store": "postgres" needs "postgres", the database URL of the shared memory')
+        if self.store == "files" and self.postgres is not None:
+            raise ValueError(
+                '"store": "files" and "postgres" are both set: remove "postgres", or set "store": "postgres"'
+            )
+        return self
 
     @model_validator(mode="after")
     def _indexer_needs_a_shared_memory(self) -> Self:

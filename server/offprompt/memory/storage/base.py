@@ -7,12 +7,15 @@ memory's catalog keeps what the artifact was (kind, MIME type, its MCP fields).
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from offprompt.artifacts import Artifact
 from offprompt.memory.outline import Entry, LineIndex
 from offprompt.tokens import TokenIndex
+
+if TYPE_CHECKING:
+    from offprompt.memory.storage.lexical import ChunkRecord
 
 #: How `query` ranks: by meaning and words together, by meaning (embeddings) only, or by words (BM25) only.
 SearchMode = Literal["hybrid", "dense", "lexical"]
@@ -165,3 +168,15 @@ class TextStorage(Storage, Protocol):
         """Stop indexing (after the batch under way, waiting at most `wait` seconds: what is left resumes at the
         next open) and close."""
         ...
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A chunk one of the rankings found, with what fusion needs to know of it."""
+
+    record: ChunkRecord
+    scores: dict[str, float] = field(default_factory=dict)  # "lexical": BM25, "dense": cosine similarity
+    text: str = ""
+    named: int = 0  # how many of the query's identifiers it contains
+    coverage: float = 0.0  # the IDF-weighted share of the query's words it holds
+    score: float = 0.0

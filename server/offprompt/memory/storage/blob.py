@@ -14,7 +14,7 @@ from offprompt.memory.storage.base import StoredItem
 from offprompt.memory.storage.files import write_atomically
 
 
-def _payload(artifact: Artifact) -> bytes:
+def payload_of(artifact: Artifact) -> bytes:
     if not isinstance(artifact, BlobArtifact):
         raise TypeError(f"blob storage takes blob artifacts, not {artifact.kind}")
     return artifact.value
@@ -27,7 +27,7 @@ class MemoryBlobStorage:
         self._blobs: dict[tuple[str, int], bytes] = {}
 
     def store(self, namespace: str, item: int, artifact: Artifact) -> StoredItem:
-        data = _payload(artifact)
+        data = payload_of(artifact)
         self._blobs[(namespace, item)] = data
         return StoredItem(tokens=0, bytes=len(data))
 
@@ -64,7 +64,7 @@ class FileBlobStorage:
         return self._objects / digest[:2] / digest
 
     def store(self, namespace: str, item: int, artifact: Artifact) -> StoredItem:
-        data = _payload(artifact)
+        data = payload_of(artifact)
         digest = hashlib.sha256(data).hexdigest()
         with self._lock:
             if not self._object(digest).exists():

@@ -53,6 +53,12 @@ def _parts(segment: str) -> list[str]:
     return [p.lower() for p in _UNICODE_PARTS.findall(segment)]
 
 
+def name_parts(name: str) -> list[str]:
+    """The lowercase parts of an identifier as the index keeps them: `default_buffer_size` → default, buffer,
+    size; `HTTPServer` → http, server. Both lexical indexes match a name by these."""
+    return [p for match in _WORD.finditer(name) for p in _parts(match.group())]
+
+
 def _compound(word: str) -> str:
     return _SPLIT.sub("_", word.lower()).strip("_")
 
@@ -105,7 +111,7 @@ def query_words(query: str) -> list[str]:
 
 def _exact(name: str) -> str:
     """An FTS5 expression for chunks that hold ``name``: its whole-identifier term, or its parts as a phrase."""
-    parts = [p for match in _WORD.finditer(name) for p in _parts(match.group())]
+    parts = name_parts(name)
     if not parts:
         return ""
     phrase = '"' + " ".join(parts) + '"'

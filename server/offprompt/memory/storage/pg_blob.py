@@ -8,7 +8,7 @@ from typing import Final
 from offprompt.artifacts import Artifact
 from offprompt.errors import NotFoundError
 from offprompt.memory.storage.base import StoredItem
-from offprompt.memory.storage.blob import _payload
+from offprompt.memory.storage.blob import payload_of
 from offprompt.memory.storage.pg import PgDatabase
 
 __all__ = ["PgBlobStorage"]
@@ -30,7 +30,7 @@ class PgBlobStorage:
         db.ensure_schema(SCHEMA)
 
     def store(self, namespace: str, item: int, artifact: Artifact) -> StoredItem:
-        data = _payload(artifact)
+        data = payload_of(artifact)
         digest = hashlib.sha256(data).hexdigest()
         with self._db.transaction() as conn:
             conn.execute("INSERT INTO blob_objects VALUES (%s, %s) ON CONFLICT (sha256) DO NOTHING", (digest, data))

@@ -19,7 +19,7 @@ import math
 from collections.abc import Collection, Sequence
 from typing import Any, Final
 
-from offprompt.memory.storage.lexical import _WORD, ChunkRecord, LexicalHit, _parts, query_words, term_line
+from offprompt.memory.storage.lexical import ChunkRecord, LexicalHit, name_parts, query_words, term_line
 from offprompt.memory.storage.pg import PgDatabase
 
 __all__ = ["PgLexicalIndex"]
@@ -62,7 +62,7 @@ def _any(words: Sequence[str]) -> str:
 
 def _exact(name: str) -> str:
     """A tsquery for chunks holding ``name``: its whole-identifier word, or its parts as a phrase."""
-    parts = [p for match in _WORD.finditer(name) for p in _parts(match.group())]
+    parts = name_parts(name)
     if not parts:
         return ""
     phrase = " <-> ".join(parts)

@@ -37,21 +37,13 @@ from offprompt.artifacts import Artifact
 from offprompt.errors import CredentialsRefusedError, InvalidArgumentError, NotFoundError, StoreUnavailableError
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
-from offprompt.memory.storage.base import IndexState, LineMatch, SearchMode, StoredItem
+from offprompt.memory.storage.base import Candidate, IndexState, LineMatch, SearchMode, StoredItem
 from offprompt.memory.storage.files import FILE_MODE, private_dir
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
+from offprompt.memory.storage.indexing import EMBED_BATCH, EMBED_SLICE, IndexJob, lower_priority, source_hint
 from offprompt.memory.storage.lexical import ChunkRecord
 from offprompt.memory.storage.pg import PgDatabase
-from offprompt.memory.storage.text import (
-    EMBED_BATCH,
-    EMBED_SLICE,
-    IndexedTextStorage,
-    _Candidate,
-    _hint,
-    _Job,
-    _lower_priority,
-    searchable,
-)
+from offprompt.memory.storage.text import IndexedTextStorage, searchable
 from offprompt.tokens import TokenIndex, index_tokens, well_formed
 
 __all__ = ["NoDenseIndex", "SharedTextStorage"]
@@ -336,7 +328,7 @@ class SharedTextStorage(IndexedTextStorage):
         data = well_formed(artifact.to_text()).encode("utf-8")
         index = index_tokens(data)
         lines = LineIndex.of(data)
-        hint = _hint(artifact.meta)
+        hint = source_hint(artifact.meta)
         sidecar = json.dumps({"kind": artifact.kind, "hint": hint, "searchable": searchable})
         made = tuple(outline.build(data, artifact.kind, hint, index, lines)) if searchable else None
         entries = outline.dumps(list(made)) if made is not None else None
@@ -441,7 +433,7 @@ class SharedTextStorage(IndexedTextStorage):
             mode = "lexical"  # hybrid without vectors is by words
         return super().query(query, namespaces, top_k, mode, **options)
 
-    def _read_texts(self, candidates: Mapping[str, _Candidate]) -> None:
+    def _read_texts(self, candidates: Mapping[str, Candidate]) -> None:
         self._cached({(c.record.namespace, c.record.item) for c in candidates.values()})
         super()._read_texts(candidates)
 
@@ -499,7 +491,7 @@ class SharedTextStorage(IndexedTextStorage):
 
     def _run_worker(self, stage: str) -> None:
         """Take this stage's jobs, one at a time, until the storage closes."""
-        _lower_priority()
+        lower_priority()
         swept = time.monotonic()
         wake = self._wake[stage]
         while not self._closed:
@@ -593,7 +585,7 @@ class SharedTextStorage(IndexedTextStorage):
         namespace, item = claim.namespace, claim.item
         if claim.stage == "chunk":
             try:
-                chunked = self._cached({(namespace, item)}) and self._chunk(_Job(namespace, item, fresh=False))
+                chunked = self._cached({(namespace, item)}) and self._chunk(IndexJob(namespace, item, fresh=False))
             except StoreUnavailableError:
                 raise
             except Exception:

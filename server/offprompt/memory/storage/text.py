@@ -27,7 +27,6 @@ opens).
 from __future__ import annotations
 
 import atexit
-import itertools
 import json
 import logging
 import queue
@@ -36,7 +35,7 @@ import threading
 import time
 import weakref
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, get_args
 
@@ -52,14 +51,21 @@ from offprompt.errors import (
 )
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
-from offprompt.memory.storage.base import Hit, IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
+from offprompt.memory.storage.base import Candidate, Hit, IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
 from offprompt.memory.storage.coverage import coverage
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
 from offprompt.memory.storage.files import private_dir, write_atomically
 from offprompt.memory.storage.grep import GrepWorkers
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
+from offprompt.memory.storage.indexing import (
+    EMBED_BATCH,
+    EMBED_SLICE,
+    EmbedQueue,
+    IndexJob,
+    lower_priority,
+    source_hint,
+)
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
-from offprompt.niceness import lower_this_thread
 from offprompt.tokens import TokenIndex, index_tokens, well_formed
 
 __all__ = ["ChromaLocation", "EmbeddingSpec", "IndexState", "IndexedTextStorage", "collection_name", "searchable"]
@@ -68,10 +74,6 @@ logger = logging.getLogger(__name__)
 
 MODES: Final = get_args(SearchMode)
 
-EMBED_BATCH: Final = 32
-#: The embedder works on one text for at most this many chunks before it looks for a smaller one waiting: a small
-#: result stored while a huge one embeds is searchable by meaning in seconds, not after the huge one.
-EMBED_SLICE: Final = 8 * EMBED_BATCH
 #: Candidates each ranking contributes before fusion.
 CANDIDATES: Final = 50
 #: In hybrid mode, the weight of the normalised dense score; the lexical one gets the rest. Then the share of
@@ -92,49 +94,12 @@ _PERMANENT = (ConfigError, IncompatibleStoreError)
 _OFFSET_BYTES = 4
 
 
-@dataclass(frozen=True, slots=True)
-class _Job:
-    namespace: str
-    item: int
-    fresh: bool  # stored by this process, so nothing of it is in the indexes yet
-    done: int = 0  # chunks already embedded (by earlier slices)
-    retried: bool = False  # failed once with the dense index reachable: a second failure is the text's own
-
-
-class _EmbedQueue:
-    """Texts waiting to be embedded, the one with the fewest chunks left first, then the newest: a quick win for
-    the model before a long job. ``None`` (closing) comes out before anything else."""
-
-    def __init__(self) -> None:
-        self._heap: queue.PriorityQueue[tuple[int, int, _Job | None]] = queue.PriorityQueue()
-        self._order = itertools.count()
-
-    def put(self, job: _Job | None, left: int = 0) -> None:
-        # Newest first among equals: the count runs down.
-        self._heap.put((-1, 0, None) if job is None else (left, -next(self._order), job))
-
-    def get(self) -> _Job | None:
-        return self._heap.get()[2]
-
-
-@dataclass(slots=True)
-class _Candidate:
-    """A chunk one of the rankings found, with what fusion needs to know of it."""
-
-    record: ChunkRecord
-    scores: dict[str, float] = field(default_factory=dict)  # "lexical": BM25, "dense": cosine similarity
-    text: str = ""
-    named: int = 0  # how many of the query's identifiers it contains
-    coverage: float = 0.0  # the IDF-weighted share of the query's words it holds
-    score: float = 0.0
-
-
 def searchable(context: str, text: str) -> str:
     """What a chunk is indexed as: its context line, then its text."""
     return f"{context}\n{text}" if context else text
 
 
-def _fuse(candidates: Sequence[_Candidate]) -> None:
+def _fuse(candidates: Sequence[Candidate]) -> None:
     """Hybrid scores: a convex combination of the two scores, each normalised over the candidates, plus the
     chunk's coverage of the query.
 
@@ -173,8 +138,8 @@ class IndexedTextStorage:
         self._state = threading.Condition()  # guards the pending counts below
         self._pending_lexical: dict[str, int] = {}
         self._pending_dense: dict[str, int] = {}
-        self._chunk_queue: queue.Queue[_Job | None] = queue.Queue()
-        self._embed_queue = _EmbedQueue()
+        self._chunk_queue: queue.Queue[IndexJob | None] = queue.Queue()
+        self._embed_queue = EmbedQueue()
         self._threads: list[threading.Thread] = []
         self._grep = GrepWorkers()
         self._closed = False
@@ -195,7 +160,7 @@ class IndexedTextStorage:
         for sidecar in self._sidecars():
             if not json.loads(sidecar.read_bytes()).get("searchable", True):
                 continue
-            job = _Job(sidecar.parent.name, int(sidecar.stem), fresh=False)
+            job = IndexJob(sidecar.parent.name, int(sidecar.stem), fresh=False)
             if (job.namespace, job.item) not in chunked:
                 self._enqueue(job)
             elif not sidecar.with_suffix(".embedded").exists():
@@ -231,7 +196,7 @@ class IndexedTextStorage:
         write_atomically(self._path(namespace, item, ".idx"), index.to_bytes())
         lines = LineIndex.of(data)
         write_atomically(self._path(namespace, item, ".lines"), lines.to_bytes())
-        hint = _hint(artifact.meta)
+        hint = source_hint(artifact.meta)
         sidecar = {"kind": artifact.kind, "hint": hint, "searchable": searchable}
         made = None
         if searchable and with_outline:  # a copy of an earlier item gets its outline when one is asked for
@@ -240,7 +205,7 @@ class IndexedTextStorage:
             made = tuple(entries)
         write_atomically(self._path(namespace, item, ".json"), json.dumps(sidecar).encode())
         if searchable:
-            self._enqueue(_Job(namespace, item, fresh=True))
+            self._enqueue(IndexJob(namespace, item, fresh=True))
         return StoredItem(tokens=index.tokens, bytes=len(data), outline=made)
 
     def load(self, namespace: str, item: int) -> bytes:
@@ -436,11 +401,11 @@ class IndexedTextStorage:
         if namespaces is not None and not namespaces:
             return Ranking([])
         depth = max(CANDIDATES, 2 * top_k)
-        candidates: dict[str, _Candidate] = {}
+        candidates: dict[str, Candidate] = {}
 
         def collect(name: str, ranked: Sequence[tuple[ChunkRecord, float]], documents: Sequence[str] = ()) -> None:
             for k, (record, score) in enumerate(ranked):
-                found = candidates.setdefault(record.id, _Candidate(record))
+                found = candidates.setdefault(record.id, Candidate(record))
                 found.scores[name] = score
                 if record.start < 0 and k < len(documents):
                     # A vector written without a span (by an earlier version, until it is re-embedded): the
@@ -503,7 +468,7 @@ class IndexedTextStorage:
         ]
         return Ranking(hits, by_words=unavailable)
 
-    def _complete(self, query: str, vector: Sequence[float] | None, found: Sequence[_Candidate]) -> None:
+    def _complete(self, query: str, vector: Sequence[float] | None, found: Sequence[Candidate]) -> None:
         """Give each candidate both scores: BM25 to those found by meaning, similarity to those found by words."""
         lexical = self._lexical.scores(query, [c.record for c in found if "lexical" not in c.scores])
         missing = [c.record for c in found if "dense" not in c.scores]
@@ -519,9 +484,9 @@ class IndexedTextStorage:
             if c.record.id in dense:
                 c.scores["dense"] = dense[c.record.id]
 
-    def _read_texts(self, candidates: Mapping[str, _Candidate]) -> None:
+    def _read_texts(self, candidates: Mapping[str, Candidate]) -> None:
         """Each candidate's exact text from the raw file; a deleted one stays empty."""
-        by_file: dict[tuple[str, int], list[_Candidate]] = {}
+        by_file: dict[tuple[str, int], list[Candidate]] = {}
         for c in candidates.values():
             by_file.setdefault((c.record.namespace, c.record.item), []).append(c)
         for (namespace, item), found in by_file.items():
@@ -588,7 +553,7 @@ class IndexedTextStorage:
 
     # -- indexing ------------------------------------------------------------
 
-    def _enqueue(self, job: _Job, chunk: bool = True) -> None:
+    def _enqueue(self, job: IndexJob, chunk: bool = True) -> None:
         with self._state:
             if chunk:
                 self._pending_lexical[job.namespace] = self._pending_lexical.get(job.namespace, 0) + 1
@@ -632,10 +597,10 @@ class IndexedTextStorage:
             self._done(self._pending_dense, job.namespace)
 
     def _run_embedder(self) -> None:
-        _lower_priority()
+        lower_priority()
         delay = RETRY_FIRST_SECONDS
         while (job := self._embed_queue.get()) is not None:
-            rest: _Job | None = None
+            rest: IndexJob | None = None
             try:
                 rest = self._embed(job)
             except Exception as exc:
@@ -680,7 +645,7 @@ class IndexedTextStorage:
             return _describe(exc)
         return ""
 
-    def _chunk(self, job: _Job) -> bool:
+    def _chunk(self, job: IndexJob) -> bool:
         """Cut the item into chunks and put them in the lexical index; False if it was deleted meanwhile."""
         try:
             data = self._path(job.namespace, job.item, ".txt").read_bytes()
@@ -703,7 +668,7 @@ class IndexedTextStorage:
             self._lexical.add(job.namespace, job.item, records, texts, titles)
         return True
 
-    def _outline_made(self, job: _Job) -> bool:
+    def _outline_made(self, job: IndexJob) -> bool:
         """Make the item's outline if the store did not need it (~0.1-0.3 s for 1 MB); False if it was deleted."""
         if not self._path(job.namespace, job.item, ".outline.json").exists():
             try:
@@ -724,10 +689,10 @@ class IndexedTextStorage:
                 EMBEDDER_YIELD_SECONDS,
             )
 
-    def _chunk_count(self, job: _Job) -> int:
+    def _chunk_count(self, job: IndexJob) -> int:
         return self._lexical.count(job.namespace, job.item)
 
-    def _embed(self, job: _Job) -> _Job | None:
+    def _embed(self, job: IndexJob) -> IndexJob | None:
         """Embed the next slice of the item's chunks; what is left of the job, or None when it is done."""
         try:
             data = self._path(job.namespace, job.item, ".txt").read_bytes()
@@ -772,18 +737,8 @@ def _stop_indexing_at_exit() -> None:
         storage.stop_indexing(timeout=30)
 
 
-def _at(job: _Job) -> tuple[int, str]:
+def _at(job: IndexJob) -> tuple[int, str]:
     return job.item, job.namespace
-
-
-def _hint(meta: Mapping[str, Any]) -> str:
-    """A file name or MIME type the MCP block carried, which tells the chunker what the text is."""
-    mcp = meta.get("mcp")
-    if not isinstance(mcp, dict):
-        return ""
-    resource = mcp.get("resource")
-    fields = resource if isinstance(resource, dict) else mcp
-    return " ".join(str(fields[k]) for k in ("uri", "mimeType") if isinstance(fields.get(k), str))
 
 
 def _describe(exc: BaseException) -> str:
@@ -799,8 +754,3 @@ def _read_offset(f: Any, token: int) -> int:
 
 #: A grep hit longer than this shows the part around the match.
 MAX_LINE_CHARS = 400
-
-
-def _lower_priority() -> None:
-    """Indexing yields the CPU to the calls the model is waiting for."""
-    lower_this_thread()
