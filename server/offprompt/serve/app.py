@@ -184,7 +184,9 @@ class Handlers:
         return await self.results.answer(site, fetch)
 
     async def list_resources(self, ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListResourcesResult:
-        resources = await anyio.to_thread.run_sync(memory_resources, self.memory, Caller(ctx).owner)
+        caller = Caller(ctx)
+        self.notices.remember(caller)  # a client that lists resources hears when they change
+        resources = await anyio.to_thread.run_sync(memory_resources, self.memory, caller.owner)
         if self.proxy is not None:
             resources += await self.proxy.list_resources()
         return mt.ListResourcesResult(resources=resources)
@@ -213,6 +215,7 @@ class Handlers:
             raise MCPError(mt.INVALID_PARAMS, str(exc), data={"uri": uri}) from None
 
     async def list_prompts(self, ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListPromptsResult:
+        self.notices.remember(Caller(ctx))  # a client that lists prompts hears when they change
         return mt.ListPromptsResult(prompts=await self.proxy.list_prompts() if self.proxy is not None else [])
 
     async def get_prompt(self, ctx: Ctx, params: mt.GetPromptRequestParams) -> mt.GetPromptResult:
