@@ -77,6 +77,12 @@ class TokenGuard:
         #: While set, each request that writes vectors (`…/upsert`) waits until it is cleared: a Chroma server
         #: that has stopped answering writes, so an indexer stays inside one batch for as long as a test wants.
         self.writes_held = threading.Event()
+        #: Set to N: the next N writes go through, then writes are held (as by setting `writes_held`).
+        self.hold_after_writes: int | None = None
+        #: Held writes are only those whose body holds these bytes (e.g. a namespace); None: every write.
+        self.hold_only: bytes | None = None
+        #: Set while a write waits at the relay.
+        self.write_waiting = threading.Event()
         self._writes_go = threading.Condition()
         guard = self
 
@@ -92,7 +98,16 @@ class TokenGuard:
                     return
                 if self.path.endswith("/upsert"):
                     with guard._writes_go:
-                        guard._writes_go.wait_for(lambda: not guard.writes_held.is_set())
+                        if guard.hold_after_writes is not None:
+                            guard.hold_after_writes -= 1
+                            if guard.hold_after_writes < 0:
+                                guard.hold_after_writes = None
+                                guard.writes_held.set()
+                        if guard.hold_only is None or guard.hold_only in body:
+                            if guard.writes_held.is_set():
+                                guard.write_waiting.set()
+                            guard._writes_go.wait_for(lambda: not guard.writes_held.is_set())
+                            guard.write_waiting.clear()
                 upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=30)
                 try:
                     upstream.request(self.command, self.path, body=body, headers=dict(self.headers.items()))
