@@ -50,7 +50,7 @@ async def client(memory: TaskMemory) -> AsyncIterator[Client]:
         yield client
 
 
-from .postgres import memory_name, postgres_dsn  # noqa: E402, F401  (fixtures of the `postgres` tests)
+from .postgres import chroma_url, memory_name, open_memory, postgres_dsn  # noqa: E402, F401  (the `postgres` tests')
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A real PostgreSQL for the shared-memory tests (marker `postgres`).
+"""A real PostgreSQL for the shared-memory tests (marker `postgres`), and the memory opened on it as each server would.
 
 `.ci/run` starts one from Debian's packages and exports its DSN as OFFPROMPT_TEST_POSTGRES. Without it, the
 fixture starts a throw-away cluster in a temporary directory with `initdb`/`pg_ctl` if they are installed
@@ -16,10 +16,15 @@ import socket
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+from .chroma_server import ChromaServer
 
 ENV = "OFFPROMPT_TEST_POSTGRES"
 
@@ -80,3 +85,27 @@ def postgres_dsn() -> Iterator[str]:
 def memory_name() -> str:
     """A memory name (so a schema) of the test's own, in the shared database."""
     return f"t{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def open_memory(tmp_path: Path, postgres_dsn: str, memory_name: str) -> Iterator[Callable[..., TaskMemory]]:
+    """Opens the test's shared memory as a server would, each time with a data directory of its own."""
+    opened: list[TaskMemory] = []
+
+    def open_one(index: bool = True, **overrides: object) -> TaskMemory:
+        settings = MemorySettings(
+            name=memory_name, data_dir=tmp_path / f"server{len(opened)}", postgres=postgres_dsn, chroma="ephemeral"
+        )
+        memory = TaskMemory.open(replace(settings, **overrides), resume_indexing=index)  # type: ignore[arg-type]
+        opened.append(memory)
+        return memory
+
+    yield open_one
+    for memory in opened:
+        memory.close()
+
+
+@pytest.fixture
+def chroma_url(chroma_server: ChromaServer) -> str:
+    """A real `chroma run` on a free loopback port: where a shared memory's vectors go."""
+    return chroma_server.url

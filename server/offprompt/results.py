@@ -196,7 +196,7 @@ class ResultBoundary:
         self.sharing: Mapping[str, Collection[str]] = sharing or {}
         self.flows_to: Mapping[str, Collection[str] | None] = flows_to or {}
         # The secrets table sits in the memory's directory; it opens with the first secret or handle.
-        self.redactor = redactor or Redactor(lambda: self._memory().directory, sharing)
+        self.redactor = redactor or Redactor(lambda: self._memory().secret_store(), sharing)
 
     # -- the call --------------------------------------------------------------------------------------------
 

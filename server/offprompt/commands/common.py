@@ -23,6 +23,7 @@ def memory_settings(settings: OffpromptSettings) -> MemorySettings:
         max_bytes=settings.max_bytes,
         indexer=settings.indexer,
         cache_bytes=settings.cache_bytes,
+        secrets_key=settings.secrets_key,
         embedding=EmbeddingSpec(settings.embedding.name, dict(settings.embedding.config)),
     )
 

@@ -16,6 +16,7 @@ from offprompt.memory.storage import BackendChoice, open_backends
 from offprompt.memory.storage.base import BlobStorage, TextStorage
 from offprompt.memory.storage.files import private_dir, secure_and_sweep
 from offprompt.memory.storage.registry import StoreBackend
+from offprompt.secrets.vault import SecretStore
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +33,8 @@ class MemoryParts:
     #: Whether a payload without a catalog row is a killed write's, to drop at open: not where another server
     #: may be between writing a payload and its row.
     owns_payloads: bool
+    #: The secrets table every server of a shared memory uses (None: the file in the memory's directory).
+    shared_secrets: Callable[[], SecretStore] | None = None
 
     def abandon(self) -> None:
         """Give back what opening took, when the memory could not be built of it."""
@@ -72,7 +75,21 @@ def _shared(choice: BackendChoice) -> MemoryParts:
     except BaseException:
         backends.text.close()
         raise
-    return MemoryParts(catalog, backends.text, backends.blobs, None, owns_payloads=False)
+    database, key = backends.database, choice.secrets_key
+    if key is None:
+        logger.info(
+            'secret handles are resolved only by the server that gave them: set "secrets_key" in the offprompt '
+            "block (the same on every server) to share them across the servers of memory %r",
+            choice.memory_name,
+        )
+        return MemoryParts(catalog, backends.text, backends.blobs, None, owns_payloads=False)
+
+    def shared_secrets() -> SecretStore:
+        from offprompt.memory.storage.pg_secrets import SharedSecretVault
+
+        return SharedSecretVault(database, key)
+
+    return MemoryParts(catalog, backends.text, backends.blobs, None, owns_payloads=False, shared_secrets=shared_secrets)
 
 
 MEMORY_BACKENDS: dict[StoreBackend, Callable[[BackendChoice], MemoryParts]] = {

@@ -50,6 +50,8 @@ from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, T
 from offprompt.memory.storage.files import secure_and_sweep
 from offprompt.memory.storage.fusion import reciprocal_rank_fusion
 from offprompt.memory.usage import Usage
+from offprompt.secrets import VAULT_FILE
+from offprompt.secrets.vault import SecretStore, SecretVault
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +101,9 @@ class MemorySettings:
     indexer: bool = True
     #: A shared memory: bytes of local copies of texts kept at most.
     cache_bytes: int = 512 * 1024**2
+    #: A shared memory: the key of its secrets table in the database, the same on every server (None: each
+    #: server resolves only the handles it gave, from the file in its directory).
+    secrets_key: str | None = field(default=None, repr=False)
     blobs: Literal["file", "memory"] = "file"
     ttl_seconds: float | None = 30 * 24 * 3600
     max_bytes: int | None = 2 * 1024**3
@@ -283,6 +288,14 @@ class TaskMemory:
         self.selector = Selector(select_limits)
         self.usage = Usage(catalog)
         self.readonly = False
+        self._shared_secrets: Callable[[], SecretStore] | None = None
+
+    def secret_store(self) -> SecretStore:
+        """Where this memory's secret handles live: a shared memory's database when it has a `secrets_key`, else
+        the file beside the catalog (or this process only, for a memory with no directory)."""
+        if self._shared_secrets is not None:
+            return self._shared_secrets()
+        return SecretVault(None if self.directory is None else self.directory / VAULT_FILE)
 
     @classmethod
     def open(cls, settings: MemorySettings, *, tidy: bool = True, resume_indexing: bool = True) -> TaskMemory:
@@ -304,6 +317,7 @@ class TaskMemory:
             parts.abandon()
             raise
         memory.directory = settings.directory
+        memory._shared_secrets = parts.shared_secrets
         if tidy:
             if parts.owns_payloads:  # in a shared memory, another server may be between a payload and its row
                 memory._drop_orphans()
@@ -827,6 +841,7 @@ def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing
         resume_indexing=resume_indexing,
         embed=settings.indexer,
         cache_bytes=settings.cache_bytes,
+        secrets_key=settings.secrets_key,
     )
 
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from offprompt.errors import SecretNotSharedError, UnknownSecretError
 from offprompt.secrets.detect import find_secrets
-from offprompt.secrets.vault import HANDLE, Secret, SecretVault
+from offprompt.secrets.vault import HANDLE, Secret, SecretStore, SecretVault
 
 __all__ = ["HANDLE_MARK", "VAULT_FILE", "Redactor", "holds_handle"]
 
@@ -55,27 +55,31 @@ def holds_handle(text: str) -> bool:
 class Redactor:
     """Redacts results and substitutes handles for one memory's secrets table.
 
-    `directory` is where the table lives (`secrets.sqlite3`), or a function giving it on first use (the memory
-    of `offprompt.wrap` opens late); None keeps the table in this process only. `sharing` maps a server to the
+    `directory` is where the table lives (`secrets.sqlite3`), or a function giving it (or the table itself: a
+    shared memory's, in its database) on first use (the memory of `offprompt.wrap` opens late); None keeps the
+    table in this process only. `sharing` maps a server to the
     servers its `share_with` names: they may receive the values of its handles too.
     """
 
     def __init__(
         self,
-        directory: Path | Callable[[], Path | None] | None = None,
+        directory: Path | Callable[[], Path | SecretStore | None] | None = None,
         sharing: Mapping[str, Collection[str]] | None = None,
     ) -> None:
         self._directory = directory
-        self._vault: SecretVault | None = None
+        self._vault: SecretStore | None = None
         self._open_lock = threading.Lock()
         self.sharing: Mapping[str, Collection[str]] = sharing or {}
 
     @property
-    def vault(self) -> SecretVault:
+    def vault(self) -> SecretStore:
         with self._open_lock:
             if self._vault is None:
-                directory = self._directory() if callable(self._directory) else self._directory
-                self._vault = SecretVault(None if directory is None else directory / VAULT_FILE)
+                source = self._directory() if callable(self._directory) else self._directory
+                if source is None or isinstance(source, Path):
+                    self._vault = SecretVault(None if source is None else source / VAULT_FILE)
+                else:
+                    self._vault = source
             return self._vault
 
     def close(self) -> None:

@@ -17,15 +17,16 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["HANDLE", "QUOTED_HANDLE", "Secret", "SecretVault", "handle_text"]
+__all__ = ["HANDLE", "ID_ALPHABET", "ID_LENGTH", "QUOTED_HANDLE", "Secret", "SecretStore", "SecretVault", "handle_text"]
 
 #: A handle as the model sees it; the kind is a hint for the model and optional when it is passed back.
 HANDLE = re.compile(r"⟦secret:(?P<id>[a-z0-9]{4,16})(?: [a-z0-9-]{1,40})?⟧")
 #: A handle as it sits in a URI, percent-encoded so the URI stays valid (`%E2%9F%A6secret%3A...%E2%9F%A7`).
 QUOTED_HANDLE = re.compile(r"%E2%9F%A6secret%3A(?P<id>[a-z0-9]{4,16})(?:%20[a-z0-9-]{1,40})?%E2%9F%A7", re.IGNORECASE)
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
-_ID_LENGTH = 10  # 51 bits: unguessable within one owner, short in the prompt
+ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+ID_LENGTH = 10  # 51 bits: unguessable within one owner, short in the prompt
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS secrets (
@@ -51,6 +52,16 @@ class Secret:
 
     value: str
     servers: frozenset[str]
+
+
+class SecretStore(Protocol):
+    """Where a memory's secret values live: this file (`SecretVault`), or a shared memory's database."""
+
+    def handle(self, value: str, kind: str, owner: str, server: str) -> str: ...
+
+    def reveal(self, secret_id: str, owner: str) -> Secret | None: ...
+
+    def close(self) -> None: ...
 
 
 def handle_text(secret_id: str, kind: str) -> str:
@@ -91,7 +102,7 @@ class SecretVault:
 
     def _insert(self, owner: str, digest: str, kind: str, value: str) -> str:
         while True:
-            secret_id = "".join(secrets.choice(_ALPHABET) for _ in range(_ID_LENGTH))
+            secret_id = "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
             try:
                 self._db.execute(
                     "INSERT INTO secrets (id, owner, digest, kind, value, created) VALUES (?, ?, ?, ?, ?, ?)",

@@ -55,6 +55,8 @@ class BackendChoice:
     embed: bool = True
     #: A shared memory: its local copies of texts, at most.
     cache_bytes: int = 512 * 1024**2
+    #: A shared memory: the key its secrets table is sealed with (None: each server keeps its own table).
+    secrets_key: str | None = field(default=None, repr=False)
 
     @property
     def store(self) -> StoreBackend:
