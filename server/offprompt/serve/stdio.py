@@ -162,8 +162,10 @@ class _Connection:
         """A request before `initialize` is answered here, saying so (the SDK answers -32602 "Invalid request
         parameters", which sends a client looking for a fault in its parameters)."""
         method = message.get("method")
-        if method == "initialize":
-            self.initialize_seen = True  # requests pipelined after it are served in order, as the SDK does
+        if method in ("initialize", "server/discover"):
+            # Requests pipelined after it are served in order, as the SDK does. `server/discover` is how a
+            # 2026-07-28 client starts (it sends no initialize): the SDK answers it, and what follows.
+            self.initialize_seen = True
         if self.initialize_seen or method in (None, "ping") or not is_request_id(message.get("id")):
             return False
         error = {
