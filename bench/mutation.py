@@ -37,7 +37,7 @@ RESULTS = REPO / "bench" / "results"
 EQUIVALENTS = REPO / "bench" / "mutation-equivalents.md"
 MUTMUT = Path(sys.executable).with_name("mutmut")
 DOCS = "bench/retrieval/data"  # the test texts and their licences
-PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x", "-n", "0"]  # mutmut runs pytest in its own process
+PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 TEST_SUPPORT = ["tests/__init__.py", "tests/conftest.py", "tests/support.py", "tests/serving.py", "tests/servers"]
 
 
