@@ -310,7 +310,12 @@ async def _run(ctx: Context, res: SectionResult) -> None:
                         steps, found = await _follow_up(op, item, via)
                         row["steps"] = steps
                         total_with += sum(s["call_tokens"] + _total(s["result_tokens"]) for s in steps)
-                        row["answer_found"] = (item.expect in found) if item.expect else None
+                        if item.image:
+                            # An image saves tokens only if the model can see it again: a memory_load that
+                            # came back without an image block (over an answer cap) is no answer.
+                            row["answer_found"] = any(s["result_tokens"]["image"] > 0 for s in steps)
+                        else:
+                            row["answer_found"] = (item.expect in found) if item.expect else None
                     row["with"] = total_with
                     row["saved_pct"] = 100 * (1 - total_with / _total(without))
                     rows.append(row)
