@@ -263,3 +263,14 @@ def test_offprompt_index_on_a_memory_of_files_says_it_needs_postgres(tmp_path: P
     )
     assert done.returncode == 2
     assert 'set "postgres" in the offprompt block' in done.stderr
+
+
+def test_closing_a_shared_memory_that_indexes_does_not_wait_out_its_lease_heartbeat(
+    open_memory: Callable[..., TaskMemory],
+) -> None:
+    memory = open_memory()
+    memory.store([TextArtifact(value="a text to index")], tool="t.x")
+    assert memory.text.wait_indexed(60)  # type: ignore[attr-defined]
+    memory.close()  # (closed again by the fixture: a second close is harmless)
+    alive = [t.name for t in memory.text._threads if t.is_alive()]  # type: ignore[attr-defined]
+    assert alive == [], "indexing threads outlived close: the stop waited for them, and they still run"

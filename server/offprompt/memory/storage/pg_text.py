@@ -245,6 +245,7 @@ class SharedTextStorage(IndexedTextStorage):
         self._held: dict[tuple[str, int], int] = {}  # the jobs being worked on, renewed by the heartbeat
         self._lost: set[tuple[str, int]] = set()
         self._held_lock = threading.Lock()
+        self._stopping = threading.Event()
         self._copies = _Copies(self._raw, cache_bytes)
         db.ensure_schema(SCHEMA)
         if index:
@@ -483,6 +484,7 @@ class SharedTextStorage(IndexedTextStorage):
 
     def stop_indexing(self, timeout: float = 10) -> None:
         self._closed = True
+        self._stopping.set()
         for wake in self._wake.values():
             wake.set()
         super().stop_indexing(timeout)
@@ -550,7 +552,7 @@ class SharedTextStorage(IndexedTextStorage):
                     pass  # the writes fail too; the lease may run out meanwhile, and then they find it lost
                 except Exception:
                     logger.exception("renewing the lease of item %s of %s failed", item, namespace)
-            time.sleep(self.lease_seconds / 3)
+            self._stopping.wait(self.lease_seconds / 3)  # set at close: a stop never waits out a renewal period
 
     def _held_args(self, claim: Claim, **more: Any) -> dict[str, Any]:
         return {"namespace": claim.namespace, "item": claim.item, "owner": self.server_id, "token": claim.token, **more}
