@@ -145,10 +145,6 @@ class _Copies:
         for _, namespace, item in sorted(found):
             self.added(namespace, item)
 
-    @property
-    def bytes(self) -> int:
-        return self._bytes
-
     def _size(self, namespace: str, item: int) -> int:
         total = 0
         for suffix in self._SUFFIXES:
@@ -242,7 +238,7 @@ class SharedTextStorage(IndexedTextStorage):
         self.server_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.lease_seconds = LEASE_SECONDS
         self._wake = {"chunk": threading.Event(), "embed": threading.Event()}
-        self._held: dict[tuple[str, int], int] = {}  # the jobs being worked on, renewed by the heartbeat
+        self._held: dict[tuple[str, int], Claim] = {}  # the jobs being worked on, renewed by the heartbeat
         self._lost: set[tuple[str, int]] = set()
         self._held_lock = threading.Lock()
         self._stopping = threading.Event()
@@ -529,7 +525,7 @@ class SharedTextStorage(IndexedTextStorage):
     def _holding(self, claim: Claim) -> Iterator[None]:
         key = (claim.namespace, claim.item)
         with self._held_lock:
-            self._held[key] = claim.token
+            self._held[key] = claim
             self._lost.discard(key)
         try:
             yield
@@ -542,16 +538,16 @@ class SharedTextStorage(IndexedTextStorage):
         """Renew every held lease three times per lease: a job is a server's for as long as the server runs."""
         while not self._closed:
             with self._held_lock:
-                held = dict(self._held)
-            for (namespace, item), token in held.items():
+                held = list(self._held.values())
+            for claim in held:
                 try:
-                    if not self._renew(Claim(namespace, item, "", 0, 0, token)):
+                    if not self._renew(claim):
                         with self._held_lock:
-                            self._lost.add((namespace, item))
+                            self._lost.add((claim.namespace, claim.item))
                 except StoreUnavailableError:
                     pass  # the writes fail too; the lease may run out meanwhile, and then they find it lost
                 except Exception:
-                    logger.exception("renewing the lease of item %s of %s failed", item, namespace)
+                    logger.exception("renewing the lease of item %s of %s failed", claim.item, claim.namespace)
             self._stopping.wait(self.lease_seconds / 3)  # set at close: a stop never waits out a renewal period
 
     def _held_args(self, claim: Claim, **more: Any) -> dict[str, Any]:
