@@ -81,7 +81,9 @@ async def wedge(size: int) -> str:
     """Write `size` bytes of a message and never end it (no newline), then hang: a wedged server."""
     # On the wire itself: the SDK points file descriptor 1 at stderr while it serves, from a copy of its own.
     os.write(_WIRE, b'{"jsonrpc": "2.0", "result": "' + b"x" * size)
-    await anyio.sleep(3600)
+    # The whole process hangs, not this call alone: were its loop free, an answer it still owed (to a request
+    # offprompt sent at start) would end the unfinished line, and the stream would no longer be wedged.
+    time.sleep(3600)
     return "never"
 
 
