@@ -1,4 +1,5 @@
-"""Tool lists at once: a client's `tools/list` is answered from each server's last list while it starts.
+"""Lists at once: a client's `tools/list`, `prompts/list` and `resources/list` are answered from each server's
+last lists while it starts.
 
 The downstream is tests/servers/gated.py, which cannot answer anything until the test creates its gate file: a
 list that names its tools while the gate is shut came from the cache, not from the server. offprompt runs as a
@@ -29,16 +30,21 @@ GATED = REPO / "tests" / "servers" / "gated.py"
 
 
 class Listening:
-    """A client session that counts the `tools/list_changed` notifications it hears."""
+    """A client session that counts the `tools/list_changed` notifications it hears, and the prompts' ones."""
 
     def __init__(self) -> None:
         self.changes = 0
         self.changed = anyio.Event()
+        self.prompt_changes = 0
+        self.prompts_changed = anyio.Event()
 
     async def on_message(self, message: object) -> None:
         if isinstance(message, mt.ToolListChangedNotification):
             self.changes += 1
             self.changed.set()
+        if isinstance(message, mt.PromptListChangedNotification):
+            self.prompt_changes += 1
+            self.prompts_changed.set()
 
     async def next_change(self) -> None:
         with anyio.fail_after(60):  # bounds a hang: the change is announced when the server has started
@@ -113,3 +119,39 @@ async def test_a_server_whose_live_list_differs_from_the_cached_one_is_announced
         assert names(await session.list_tools()) == {"slow__echo"}
     said = (tmp_path / "stderr.log").read_text()
     assert 'MCP server "slow" no longer lists extra, which it listed last time' in said
+
+
+def kept(name: str, tmp_path: Path) -> bool:
+    return any(name in f.read_text() for f in (tmp_path / "cache" / "lists").glob("*.json"))
+
+
+def prompt_names(listed: mt.ListPromptsResult) -> set[str]:
+    return {prompt.name for prompt in listed.prompts if prompt.name.startswith("slow__")}
+
+
+async def test_a_slow_servers_prompts_and_resources_are_listed_at_once_and_a_changed_list_is_announced(
+    tmp_path: Path,
+) -> None:
+    gate = tmp_path / "gate"
+    gate.write_text("prompt-brief")
+    async with serving(tmp_path, gate) as (session, listening):
+        with anyio.fail_after(60):  # the prompts are kept for the next start once the server has listed them
+            while not kept("brief", tmp_path):  # noqa: ASYNC110  (a file, not an event, says it)
+                await anyio.sleep(0.1)
+        assert prompt_names(await session.list_prompts()) == {"slow__greeting", "slow__brief"}
+
+    gate.unlink()
+    async with serving(tmp_path, gate) as (session, listening):
+        with anyio.fail_after(2.5):  # under the 3 s a cold list waits for servers still starting
+            prompts = prompt_names(await session.list_prompts())
+            resources = {str(r.uri) for r in (await session.list_resources()).resources}
+        assert not gate.exists()  # the server had not started: these lists were last time's
+        assert prompts == {"slow__greeting", "slow__brief"}
+        assert "gated://readme" in resources
+        gate.write_text("")  # this time it has no `brief` prompt
+        with anyio.fail_after(60):
+            await listening.prompts_changed.wait()
+        assert prompt_names(await session.list_prompts()) == {"slow__greeting"}
+        got = await session.get_prompt("slow__greeting", {"name": "Ada"})
+        assert "Ada" in str(got.messages[0].content)
+        assert listening.changes == 0  # its tools did not change: no tools/list_changed

@@ -2,9 +2,9 @@
 
     python tests/servers/gated.py GATE_FILE
 
-Until GATE_FILE exists it reads nothing, so it cannot have answered `initialize`. Then it serves `echo`, and
-one more tool for each word the gate file holds (`extra` → a tool `extra`), so a test can change its list
-between two starts.
+Until GATE_FILE exists it reads nothing, so it cannot have answered `initialize`. Then it serves `echo`, a
+prompt `greeting` and a resource `gated://readme`, and one more tool for each word the gate file holds
+(`extra` → a tool `extra`; `prompt-brief` → a prompt `brief`), so a test can change its lists between starts.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ while not GATE.exists():
     time.sleep(0.05)
 
 from mcp.server.mcpserver import MCPServer  # noqa: E402  (after the gate: nothing before it answers)
+from mcp.server.mcpserver.prompts import Prompt  # noqa: E402
 
 server = MCPServer("gated")
 
@@ -28,7 +29,21 @@ def echo(text: str) -> str:
     return text
 
 
+@server.prompt()
+def greeting(name: str) -> str:
+    """Greet someone by name."""
+    return f"Say hello to {name}."
+
+
+@server.resource("gated://readme", name="readme", mime_type="text/plain")
+def readme() -> str:
+    return "the gated server's readme"
+
+
 for word in GATE.read_text().split():
+    if word.startswith("prompt-"):
+        server.add_prompt(Prompt.from_function(lambda: "an extra prompt", name=word.removeprefix("prompt-")))
+        continue
 
     def extra(text: str) -> str:
         return text.upper()

@@ -13,7 +13,7 @@ import asyncio
 import hashlib
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -36,7 +36,7 @@ from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
 from offprompt.proxy.client_features import Callers, ClientChannel, ClientSession
 from offprompt.proxy.intent import with_intent
-from offprompt.proxy.list_cache import ListCache, entry_key
+from offprompt.proxy.list_cache import CachedLists, ListCache, as_wire, entry_key
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
 from offprompt.proxy.stdio_session import ConnectionClosedError, RawProgress, StdioSession, connection_closed
 from offprompt.proxy.tasks import TaskBook, TaskRecord
@@ -130,19 +130,23 @@ class Downstream:
         self._session: McpSession | None = None
         self._stop: anyio.Event | None = None
         self._start_lock = anyio.Lock()
-        #: The tools listed before this server answered: its list from the last run, until the live one comes.
-        self.cached_tools: list[mt.Tool] | None = None
+        #: What is listed before this server answers: its lists from the last run, until it runs.
+        self.cached: CachedLists | None = None
         if cache is not None:
             command = config.command if isinstance(config, StdioServer) else None
             self._cache_key = entry_key(name, config.written, command)
-            self.cached_tools = cache.tools(self._cache_key)
-            if self.cached_tools is not None:
-                self.tools = self.cached_tools
+            self.cached = cache.lists(self._cache_key)
+            if self.cached is not None:
+                self.tools = self.cached.tools
+
+    @property
+    def cached_tools(self) -> list[mt.Tool] | None:
+        return None if self.cached is None else self.cached.tools
 
     @property
     def listable(self) -> bool:
-        """Whether its tools can be listed now: it runs, it failed (nothing to wait for), or its list is cached."""
-        return self.running or self.error is not None or self.cached_tools is not None
+        """Whether its lists can be given now: it runs, it failed (nothing to wait for), or they are cached."""
+        return self.running or self.error is not None or self.cached is not None
 
     @property
     def tools(self) -> list[mt.Tool]:
@@ -207,13 +211,15 @@ class Downstream:
             async with self._connect(self.name, self.config, hooks) as session:
                 self.starts += 1
                 live = await _list_all_tools(session)
-                changed = self._compare_with_cache(live)
+                previous, self.cached = self.cached, None
+                changed = self._tools_changed(previous, live)
                 self.tools = live
                 self._session, self._stop, self.error, self.died = session, stop, None, None
                 started = True
                 task_status.started()
                 if changed:
                     await self._on_tools_changed(TOOLS_LISTING)
+                await self._keep_lists(session, previous, live)
                 await stop.wait()
         except Exception as exc:
             if not started:
@@ -223,14 +229,16 @@ class Downstream:
             if self._stop is stop:
                 self._session = self._stop = None
 
-    def _compare_with_cache(self, live: list[mt.Tool]) -> bool:
-        """Keep the live list for the next start; whether it differs from the cached one the clients were given."""
+    def _tools_changed(self, previous: CachedLists | None, live: list[mt.Tool]) -> bool:
+        """Whether the live tools differ from the cached ones the clients were given (a change is kept for the
+        next start at once, so a server that dies right after listing still leaves its list)."""
         if self._cache is None:
             return False
-        cached, self.cached_tools = self.cached_tools, None
-        changed = cached is None or _tool_wire(cached) != _tool_wire(live)  # dumped once each, not twice
+        cached = None if previous is None else previous.tools
+        changed = cached is None or as_wire(cached) != as_wire(live)  # dumped once each, not twice
         if changed:
-            self._cache.save_tools(self._cache_key, live)
+            kept = previous or CachedLists(tools=live)
+            self._cache.save(self._cache_key, CachedLists(live, kept.prompts, kept.resources, kept.templates))
         if cached is None:
             return False
         gone = sorted({t.name for t in cached} - {t.name for t in live})
@@ -241,6 +249,29 @@ class Downstream:
                 ", ".join(gone),
             )
         return changed
+
+    async def _keep_lists(self, session: McpSession, previous: CachedLists | None, tools: list[mt.Tool]) -> None:
+        """After the start: list the server's prompts, resources and templates, keep them for the next start,
+        and tell the clients of those that differ from the cached ones they were given."""
+        if self._cache is None:
+            return
+        try:
+            lists = CachedLists(tools, *await _list_the_rest(session))
+        except Exception as exc:  # the lists go live from the session anyway; only the next start waits
+            logger.info('listing the prompts and resources of "%s" to keep them failed: %s', self.name, exc)
+            return
+        if previous is not None and previous.wire() == lists.wire():
+            return
+        self._cache.save(self._cache_key, lists)
+        if previous is None:
+            return  # nothing was given from the cache: the proxy announces a late start itself
+        changed: list[Listing] = []
+        if as_wire(previous.prompts) != as_wire(lists.prompts):
+            changed.append("prompts")
+        if as_wire([*previous.resources, *previous.templates]) != as_wire([*lists.resources, *lists.templates]):
+            changed.append("resources")
+        if changed:
+            await self._on_tools_changed(changed)
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/tools/list_changed" and self._session is not None:
@@ -383,8 +414,21 @@ class Downstream:
         self._session = None
 
 
-def _tool_wire(tools: list[mt.Tool]) -> list[dict[str, Any]]:
-    return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+async def _list_the_rest(
+    session: McpSession,
+) -> tuple[list[mt.Prompt], list[mt.Resource], list[mt.ResourceTemplate]]:
+    """A server's prompts, resources and resource templates (first pages, as clients are given them)."""
+    prompts = (await session.list_prompts()).prompts if _capable(session, "prompts") else []
+    resources: list[mt.Resource] = []
+    templates: list[mt.ResourceTemplate] = []
+    if _capable(session, "resources"):
+        resources = (await session.list_resources()).resources
+        try:
+            templates = (await session.list_resource_templates()).resource_templates
+        except MCPError as exc:
+            if exc.code != mt.METHOD_NOT_FOUND:
+                raise
+    return list(prompts), list(resources), list(templates)
 
 
 async def _list_all_tools(session: McpSession) -> list[mt.Tool]:
@@ -651,12 +695,26 @@ class Proxy:
     def _running(self) -> list[Downstream]:
         return [d for d in self.downstreams.values() if d.running]
 
-    async def _gather(self, feature: str, fetch: Callable[[Downstream, McpSession], Awaitable[list[Any]]]) -> list[Any]:
-        """What `fetch` returns from each live downstream that offers `feature`, in config order."""
+    async def _gather(
+        self,
+        feature: str,
+        fetch: Callable[[McpSession], Awaitable[Sequence[Any]]],
+        cached: Callable[[CachedLists], Sequence[Any]],
+        publish: Callable[[Downstream, Sequence[Any]], list[Any]],
+    ) -> list[Any]:
+        """Each downstream's list, in config order, as `publish` makes it public: from its live session when it
+        runs (`fetch`), else from its lists of the last run (`cached`). It waits for servers still starting, as
+        tools/list does, only when one has no cached lists."""
+        if not all(d.listable for d in self.downstreams.values()):
+            await self.ready_to_list()
+        live = {downstream.name: session for downstream, session in await self._sessions(feature, wait=False)}
         out: list[Any] = []
-        for downstream, session in await self._sessions(feature, listing=True):
+        for downstream in self.downstreams.values():
             try:
-                out.extend(await fetch(downstream, session))
+                if downstream.name in live:
+                    out.extend(publish(downstream, await fetch(live[downstream.name])))
+                elif downstream.cached is not None and not downstream.running:
+                    out.extend(publish(downstream, cached(downstream.cached)))
             except MCPError as exc:
                 if exc.code != mt.METHOD_NOT_FOUND:
                     logger.warning('listing from "%s" failed: %s', downstream.name, exc.message)
@@ -667,15 +725,16 @@ class Proxy:
     async def list_prompts(self) -> list[mt.Prompt]:
         """Every downstream prompt, renamed `{server}__{prompt}` like the tools."""
 
-        async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
-            prompts = (await session.list_prompts()).prompts
-            return [
-                (downstream.name, p.model_copy(update={"name": self._public(downstream.name, p.name)})) for p in prompts
-            ]
+        async def fetch(session: McpSession) -> Sequence[mt.Prompt]:
+            return (await session.list_prompts()).prompts
+
+        def publish(downstream: Downstream, prompts: Sequence[mt.Prompt]) -> list[Any]:
+            name = downstream.name
+            return [(name, p.model_copy(update={"name": self._public(name, p.name)})) for p in prompts]
 
         owners: dict[str, str] = {}
         listed: list[mt.Prompt] = []
-        for server, prompt in await self._gather("prompts", fetch):
+        for server, prompt in await self._gather("prompts", fetch, lambda c: c.prompts, publish):
             unprefixed = not self.downstreams[server].config.prefix
             if unprefixed and self._clash(server, "prompt", prompt.name, owners.get(prompt.name)) is not None:
                 continue
@@ -692,11 +751,12 @@ class Proxy:
         raise KeyError(public)
 
     async def _sessions(
-        self, feature: str, first: str | None = None, *, listing: bool = False
+        self, feature: str, first: str | None = None, *, wait: bool = True
     ) -> list[tuple[Downstream, McpSession]]:
         """The live sessions of servers that offer `feature` (`first` at the front); a dead one is skipped.
-        A listing waits for servers still starting as tools/list does; a get or read for every first start."""
-        await (self.ready_to_list() if listing else self.ready())
+        A get or read waits for every first start (`wait`); a listing has waited as it needs to."""
+        if wait:
+            await self.ready()
         assert self._tg is not None, "the proxy is not running"
         found: list[tuple[Downstream, McpSession]] = []
         for downstream in sorted(self._running(), key=lambda d: d.name != first):
@@ -711,22 +771,26 @@ class Proxy:
     async def list_resources(self) -> list[mt.Resource]:
         """Every downstream resource, URI unchanged, its name prefixed with its server's."""
 
-        async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
-            resources = (await session.list_resources()).resources
+        async def fetch(session: McpSession) -> Sequence[mt.Resource]:
+            return (await session.list_resources()).resources
+
+        def publish(downstream: Downstream, resources: Sequence[mt.Resource]) -> list[Any]:
             for resource in resources:
                 self._resource_owner[resource.uri] = downstream.name
             return [r.model_copy(update={"name": self._resource_name(downstream.name, r.name)}) for r in resources]
 
-        return await self._gather("resources", fetch)
+        return await self._gather("resources", fetch, lambda c: c.resources, publish)
 
     async def list_resource_templates(self) -> list[mt.ResourceTemplate]:
-        async def fetch(downstream: Downstream, session: McpSession) -> list[Any]:
-            templates = (await session.list_resource_templates()).resource_templates
+        async def fetch(session: McpSession) -> Sequence[mt.ResourceTemplate]:
+            return (await session.list_resource_templates()).resource_templates
+
+        def publish(downstream: Downstream, templates: Sequence[mt.ResourceTemplate]) -> list[Any]:
             for template in templates:
                 self._template_owner[template.uri_template] = downstream.name
             return [t.model_copy(update={"name": self._resource_name(downstream.name, t.name)}) for t in templates]
 
-        return await self._gather("resources", fetch)
+        return await self._gather("resources", fetch, lambda c: c.templates, publish)
 
     def _resource_name(self, server: str, name: str) -> str:
         return f"{server}{SEPARATOR}{name}" if self.downstreams[server].config.prefix else name
