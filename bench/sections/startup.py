@@ -3,7 +3,8 @@
 Start-up is compared with a bare hello-world MCPServer spawned the same way,
 the runs interleaved: offprompt with only its memory tools, and offprompt with
 that same hello-world server behind it on a warm list cache (its tools/list
-answered from the server's last list while it starts). The stop is timed from
+answered from the server's last list while it starts, and offprompt's own first
+answers given by its prelude before the SDK is imported). The stop is timed from
 SIGINT, SIGTERM or closing stdin to the process's exit, with a call in flight
 and (for offprompt) the embedder busy with a 1 MB text stored just before,
 next to the hello-world server stopped the same way. Resident memory is that
@@ -30,6 +31,8 @@ from bench.timing import summarize
 NAME = "startup"
 TITLE = "5. Start-up and memory"
 TARGET_RATIO = 1.5
+#: With one downstream on warm caches: at most the bare SDK server, which is also that downstream alone here.
+WARM_TARGET_RATIO = 1.0
 STOP_TARGET_S = 0.5
 IDLE_RSS_TARGET_MIB = 120
 MIB = 1024 * 1024
@@ -138,12 +141,12 @@ async def _run(ctx: Context, res: SectionResult) -> None:
     res.data["spawn_to_tools_list"] = {k: s.to_json() for k, s in stats.items()}
     res.rows.append(
         check(
-            "offprompt with hello-world behind it (warm list cache) / hello-world alone, p50",
+            "offprompt with hello-world behind it (warm caches) / hello-world alone, p50",
             p.p50 / h.p50,
             "x",
-            at_most=TARGET_RATIO,
-            target="≤ 1.5",
-            note="the issue's ≤ 1.0x against a bare SDK server needs initialize answered before the SDK is imported",
+            at_most=WARM_TARGET_RATIO,
+            target="≤ 1.0",
+            note="initialize and tools/list answered by the prelude, before the SDK is imported (serve/prelude.py)",
         )
     )
 

@@ -1,3 +1,3 @@
-from offprompt.cli import main
+from offprompt.launch import main
 
 raise SystemExit(main())

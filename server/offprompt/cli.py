@@ -36,6 +36,7 @@ from offprompt.memory.ephemeral import EphemeralDirectory, sweep_abandoned
 from offprompt.memory.siblings import open_free
 from offprompt.memory.task_memory import TaskMemory, default_data_dir
 from offprompt.serve.http import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
+from offprompt.serve.prelude import Handoff
 
 if TYPE_CHECKING:
     from offprompt.proxy.downstreams import Proxy
@@ -95,6 +96,7 @@ async def _serve(
     config: LoadedConfig,
     transport: TransportSettings,
     listener: socket.socket | None,
+    handoff: Handoff | None,
 ) -> None:
     from offprompt.proxy.downstreams import Proxy
     from offprompt.proxy.list_cache import ListCache
@@ -129,7 +131,7 @@ async def _serve(
             # SIGTERM or SIGHUP (a client quitting) ends the session cleanly: downstreams stopped, memory closed.
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
             tg.start_soon(_announce_stdio, memory, settings, proxy)
-            await serve_stdio(server, FastLane(proxy, results))
+            await serve_stdio(server, FastLane(proxy, results), handoff)
             tg.cancel_scope.cancel()
 
 
@@ -276,7 +278,8 @@ async def _check_servers(config: LoadedConfig, reports: dict[str, _ServerReport]
 _SHOWN_TOOLS = 12
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, handoff: Handoff | None = None) -> int:
+    """`handoff`: what `launch`'s prelude read from stdin and answered before this module was imported."""
     args = _parser().parse_args(argv)
     # stdout is the stdio transport: everything else goes to stderr.
     logging.basicConfig(
@@ -289,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     threading.Thread(target=sweep_abandoned, name="offprompt-sweep", daemon=True).start()
     ephemeral = EphemeralDirectory() if args.ephemeral else None
     try:
-        code = _run_serve(args, str(ephemeral.path) if ephemeral is not None else None)
+        code = _run_serve(args, str(ephemeral.path) if ephemeral is not None else None, handoff)
     finally:
         if ephemeral is not None:
             ephemeral.remove()
@@ -341,7 +344,7 @@ def _run_command(args: argparse.Namespace) -> int:
     raise AssertionError(f"unknown command {args.command}")
 
 
-def _run_serve(args: argparse.Namespace, ephemeral: str | None) -> int:
+def _run_serve(args: argparse.Namespace, ephemeral: str | None, handoff: Handoff | None) -> int:
     try:
         config = _read_config(args)
         settings = config.settings.override(
@@ -364,7 +367,16 @@ def _run_serve(args: argparse.Namespace, ephemeral: str | None) -> int:
     for name, problem in config.problems.items():
         logger.error('MCP server "%s" is left out: %s', name, problem)
     try:
-        anyio.run(_serve, memory, settings, config, transport, listener, backend_options={"use_uvloop": _has_uvloop()})
+        anyio.run(
+            _serve,
+            memory,
+            settings,
+            config,
+            transport,
+            listener,
+            handoff,
+            backend_options={"use_uvloop": _has_uvloop()},
+        )
     except KeyboardInterrupt:
         pass
     finally:

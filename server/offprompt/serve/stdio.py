@@ -11,7 +11,7 @@ import os
 import stat
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as mt
@@ -23,6 +23,7 @@ from mcp.shared.message import SessionMessage
 from offprompt.jsonrpc import MAX_LINE_BYTES, PARSE_ERROR, dumps, invalid_request, loads
 from offprompt.serve.client_channels import StdioClient
 from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
+from offprompt.serve.prelude import FrontCache, Handoff
 
 #: After the client closes stdin, how long proxied calls in flight may still answer: a client that closes stdin is
 #: stopping offprompt, and kills it soon (the SDK's stdio client after 2 s).
@@ -59,9 +60,12 @@ class _WriteProtocol(asyncio.Protocol):
         self.writable.set()
 
 
-async def _stdio_pipes() -> tuple[asyncio.StreamReader, asyncio.WriteTransport, _WriteProtocol]:
+async def _stdio_pipes(already_read: bytes) -> tuple[asyncio.StreamReader, asyncio.WriteTransport, _WriteProtocol]:
+    """The client's pipes; `already_read`: what the prelude read from stdin, read again first."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+    if already_read:
+        reader.feed_data(already_read)
     # Our own descriptors: nothing else in the process may read our stdin or write on the wire.
     stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
     stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
@@ -70,16 +74,17 @@ async def _stdio_pipes() -> tuple[asyncio.StreamReader, asyncio.WriteTransport, 
     return reader, transport, protocol
 
 
-async def serve_stdio(server: Server[Any], lane: FastLane | None) -> None:
-    """Serve `server` on stdin/stdout until the client closes stdin."""
+async def serve_stdio(server: Server[Any], lane: FastLane | None, handoff: Handoff | None = None) -> None:
+    """Serve `server` on stdin/stdout until the client closes stdin; `handoff`: what the prelude read and
+    answered before the server was imported (`serve.prelude`)."""
     options = server.create_initialization_options()
     if not (_is_pipe_like(sys.stdin.fileno()) and _is_pipe_like(sys.stdout.fileno())):
         # Redirected from or to a file: the SDK's thread-backed transport handles that; no fast lane.
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, options)
         return
-    reader, transport, protocol = await _stdio_pipes()
-    connection = _Connection(transport, protocol, lane)
+    reader, transport, protocol = await _stdio_pipes(handoff.read if handoff is not None else b"")
+    connection = _Connection(transport, protocol, lane, handoff)
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.run, connection.sdk_in, connection.sdk_out, options)
         tg.start_soon(connection.relay_sdk_output)
@@ -97,6 +102,53 @@ async def serve_stdio(server: Server[Any], lane: FastLane | None) -> None:
     transport.close()
 
 
+_LIST_CHANGED = _dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+
+class _FrontAnswers:
+    """The server's answers to `initialize` and `tools/list`: the latest kept for the prelude of the next start,
+    and checked against those the prelude of this start gave (`serve.prelude`)."""
+
+    def __init__(self, handoff: Handoff | None) -> None:
+        self._cache: FrontCache | None = handoff.front if handoff is not None else None
+        self._given: dict[str | int, dict[str, Any]] = dict(handoff.answered) if handoff is not None else {}
+        self._params: dict[str, Any] | None = None
+        self._initialize_id: str | int | None = None
+        self._initialize: dict[str, Any] | None = None
+        self._tools_ids: set[str | int] = set()  # of tools/list requests (first pages) not answered yet
+        self._cached_initialize_current = False  # the cache holds this session's initialize answer
+        self._kept: dict[str, Any] | None = None  # the tools/list answer the cache holds with it
+
+    def asked(self, message: dict[str, Any]) -> None:
+        method, params = message.get("method"), message.get("params")
+        if method == "initialize" and self._initialize_id is None and isinstance(params, dict):
+            self._initialize_id, self._params = message["id"], params
+        elif method == "tools/list" and not (isinstance(params, dict) and params.get("cursor")):
+            self._tools_ids.add(message["id"])
+
+    def answered(self, request_id: str | int, result: dict[str, Any]) -> Literal["same", "changed"] | None:
+        """Note the server's answer; "same" or "changed" if the prelude gave one already (drop this one), else
+        None."""
+        given = self._given.pop(request_id, None)
+        if request_id == self._initialize_id and self._initialize is None:
+            self._initialize = result
+            self._cached_initialize_current = given == result
+        elif request_id in self._tools_ids:
+            self._tools_ids.discard(request_id)
+            if given is not None and self._cached_initialize_current and self._kept is None:
+                self._kept = given  # what the cache holds already
+            if result != self._kept:
+                self._save(result)
+            if given is not None and given != result:
+                return "changed"
+        return None if given is None else "same"
+
+    def _save(self, tools: dict[str, Any]) -> None:
+        if self._cache is not None and self._params is not None and self._initialize is not None:
+            self._cache.save(self._params, self._initialize, tools)
+            self._kept = tools
+
+
 async def _within(seconds: float, wait: Callable[[], Awaitable[None]]) -> None:
     with anyio.move_on_after(seconds):
         await wait()
@@ -105,7 +157,13 @@ async def _within(seconds: float, wait: Callable[[], Awaitable[None]]) -> None:
 class _Connection:
     """One client on stdio: its messages split between the fast lane and the SDK, their answers merged."""
 
-    def __init__(self, transport: asyncio.WriteTransport, protocol: _WriteProtocol, lane: FastLane | None) -> None:
+    def __init__(
+        self,
+        transport: asyncio.WriteTransport,
+        protocol: _WriteProtocol,
+        lane: FastLane | None,
+        handoff: Handoff | None,
+    ) -> None:
         self.transport = transport
         self.protocol = protocol
         self.lane = lane
@@ -114,6 +172,7 @@ class _Connection:
         self.sdk_requests: set[str | int] = set()  # ids the SDK has yet to answer
         self.routing: set[str | int] = set()  # proxied calls waiting for their server to start
         self.initialize_seen = False
+        self.front = _FrontAnswers(handoff)
         self.client = StdioClient(self.write)  # the downstreams' requests to our client go out here
         if lane is not None:
             lane.client = self.client
@@ -130,6 +189,12 @@ class _Connection:
                 root = session_message.message
                 if isinstance(root, mt.JSONRPCResponse | mt.JSONRPCError) and root.id is not None:
                     self.sdk_requests.discard(root.id)
+                if isinstance(root, mt.JSONRPCResponse):
+                    kept = self.front.answered(root.id, root.result)
+                    if kept is not None:  # the prelude gave this answer already
+                        if kept == "changed":
+                            await self.write(_LIST_CHANGED)
+                        continue
                 await self.write(root.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
 
     async def proxied_answered(self) -> None:
@@ -151,6 +216,7 @@ class _Connection:
     async def to_sdk_send(self, message: Any) -> None:
         if isinstance(message, dict) and is_request_id(message.get("id")) and "method" in message:
             self.sdk_requests.add(message["id"])
+            self.front.asked(message)
         try:
             parsed = mt.jsonrpc_message_adapter.validate_python(message, by_name=False)
         except Exception as exc:
