@@ -27,7 +27,7 @@ from offprompt.serve.prelude import FrontCache, Handoff
 
 #: After the client closes stdin, how long proxied calls in flight may still answer: a client that closes stdin is
 #: stopping offprompt, and kills it soon (the SDK's stdio client after 2 s).
-DRAIN_SECONDS = 0.25
+DRAIN_SECONDS = 0.15
 #: ... and offprompt's own requests (memory tools, lists): a script that pipes a session in and closes stdin gets
 #: their answers. A client that is stopping offprompt cuts this short: Claude Code signals at once, the SDK's stdio
 #: client sends SIGTERM after 2 s, and either ends the process cleanly.
