@@ -107,7 +107,8 @@ async def test_small_results_pass_through_unchanged(memory: TaskMemory, tmp_path
 
 async def test_tools_are_relisted_with_prefixes_and_without_output_schema(memory: TaskMemory, tmp_path: Path) -> None:
     config = parse_config({"mcpServers": {"counter": counter(tmp_path / "log"), "time": {"command": TIME}}})
-    async with through_offprompt(memory, config) as (client, _):
+    async with through_offprompt(memory, config) as (client, proxy):
+        await proxy.ready()  # both up: a listing waits 3 s for them, which a busy machine can pass
         tools = {t.name: t for t in (await client.list_tools()).tools}
     async with direct(config.servers["counter"]) as session:  # type: ignore[arg-type]
         echo = next(t for t in (await session.list_tools()).tools if t.name == "echo")
@@ -241,7 +242,8 @@ async def test_a_broken_server_is_reported_and_the_others_serve(
     assert "comand" in config.problems["typo"]
     assert "command" in config.problems["typo"]  # the suggestion
     assert set(config.servers) == {"missing", "remote", "time"}
-    async with through_offprompt(memory, config) as (client, _):
+    async with through_offprompt(memory, config) as (client, proxy):
+        await proxy.ready()
         names = {t.name for t in (await client.list_tools()).tools}
         assert "time__convert_time" in names
         ok = await client.call_tool(
@@ -306,7 +308,8 @@ async def test_filesystem_and_time_at_once(memory: TaskMemory, tmp_path: Path) -
             }
         }
     )
-    async with through_offprompt(memory, config) as (client, _):
+    async with through_offprompt(memory, config) as (client, proxy):
+        await proxy.ready()  # both up: a listing waits 3 s for them, which a busy machine can pass
         names = {t.name for t in (await client.list_tools()).tools}
         assert {"fs__read_text_file", "time__convert_time"} <= names
         result = await client.call_tool("fs__read_text_file", {"path": str(root / "big.txt")})

@@ -83,7 +83,7 @@ async def wedge(size: int) -> str:
     os.write(_WIRE, b'{"jsonrpc": "2.0", "result": "' + b"x" * size)
     # The whole process hangs, not this call alone: were its loop free, an answer it still owed (to a request
     # offprompt sent at start) would end the unfinished line, and the stream would no longer be wedged.
-    time.sleep(3600)
+    time.sleep(3600)  # noqa: ASYNC251 - blocking is the point
     return "never"
 
 
