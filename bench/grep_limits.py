@@ -31,6 +31,7 @@ try:
 except ImportError:  # optional: the re2 columns are left empty
     re2 = None
 
+from bench.report import load_average, stamp
 from offprompt.artifacts import TextArtifact
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
@@ -84,7 +85,8 @@ def peak_rss_growth(fn: object, threads: int) -> float:
 
 
 def main() -> int:
-    results: dict[str, Any] = {"command": "nice -n 10 python -m bench.grep_limits"}
+    load = load_average()
+    results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         memory = TaskMemory.open(MemorySettings(name="bench", data_dir=Path(tmp)))
         try:
@@ -122,6 +124,7 @@ def main() -> int:
         print(f"{'(a+)+$ on 34 a and a b':36} {'hangs':>12} {'time limit':>12}{_cell(_ms(runaway))}")
         results["(a+)+$ on 34 a and a b"] = {"in_thread_ms": None, "worker_ms": None, "re2_lines_ms": _ms(runaway)}
     results["google-re2"] = metadata.version("google-re2") if re2 else None
+    results = {**stamp("nice -n 10 python -m bench.grep_limits", load), **results}
     out = Path(__file__).parent / "results" / "grep-limits.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     return 0

@@ -25,6 +25,7 @@ import mcp_types as mt
 
 from bench.context import HeldIndexing
 from bench.corpus import MB, mixed_text
+from bench.report import invocation, load_average, stamp
 from offprompt.artifacts import from_result
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.tokens import warm_up
@@ -47,6 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
+    load = load_average()
     warm_up()
     result = mt.CallToolResult(content=[mt.TextContent(text=mixed_text(MB))])
     takes = inspect.signature(TaskMemory.store).parameters
@@ -68,7 +70,7 @@ def main() -> None:
     for name, row in rows.items():
         print(f"{name:40} {row['wall_ms']:8.1f} {row['cpu_ms']:8.1f}")
     out = Path(__file__).parent / "results" / "reference_cost.json"
-    out.write_text(json.dumps(rows, indent=2) + "\n")
+    out.write_text(json.dumps({**stamp(invocation("bench.reference_cost"), load), **rows}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

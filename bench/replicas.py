@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bench.peers import serving_http
+from bench.report import invocation, load_average, stamp
 from bench.timing import percentile
 
 RESULTS = Path(__file__).parent / "results" / "replicas.json"
@@ -385,6 +386,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2, help="rounds of (1 replica, 3 replicas)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    load = load_average()
     binary = nginx_binary()
     version = subprocess.run([binary, "-v"], capture_output=True, text=True, check=False).stderr.strip()
     with ExitStack() as stack:
@@ -426,6 +428,7 @@ def main() -> int:
         )
     print(f"\nthroughput 3 replicas / 1 replica: {ratio}x (per round: {', '.join(f'{r}x' for r in per_round)})")
     report = {
+        **stamp(invocation("bench.replicas"), load),
         "clients": args.clients,
         "protocol": PROTOCOL,
         "balancer": f"{version}, round-robin, keepalive 32",

@@ -7,6 +7,8 @@ import importlib.metadata
 import json
 import os
 import platform
+import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -106,7 +108,7 @@ def machine() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "cpu": cpu,
         "memory_gib": round(psutil.virtual_memory().total / 1024**3, 1),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "load_average_at_start": load_average(),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "versions": {
@@ -127,8 +129,30 @@ def machine() -> dict[str, Any]:
     }
 
 
+def load_average() -> list[float]:
+    """The 1, 5 and 15 minute load averages: a figure measured on a busy machine says so under its table."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def invocation(module: str) -> str:
+    """This process's command line as `python -m MODULE ARGS`, the command a results file names."""
+    return shlex.join(["python", "-m", module, *sys.argv[1:]])
+
+
+def stamp(command: str, load_at_start: list[float]) -> dict[str, Any]:
+    """What a results file says of its run, at its top; call it as the run ends. `python -m bench.figures`
+    prints it under every table it makes from the file."""
+    return {
+        "command": command,
+        "commit": commit(),
+        "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "load_average_at_start": load_at_start,
+        "load_average_at_end": load_average(),
+    }
+
+
 def commit() -> str:
-    """The commit the bench ran at, `+dirty` when the tree had changes: the table of docs/benchmarks.md names it."""
+    """The commit the bench ran at, `+dirty` when the tree had changes: the tables made from the file name it."""
     import subprocess
 
     def git(*args: str) -> str:
@@ -149,12 +173,13 @@ def sections_from_json(doc: dict[str, Any]) -> list[SectionResult]:
 
 
 def write_json(path: Path, command: str, meta: dict[str, Any], sections: list[SectionResult]) -> None:
+    """Write a run's results; `meta` is `machine()` as the run started, its load average the one at the start."""
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {
         "command": command,
         "commit": commit(),
         "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": meta,
+        "machine": {**meta, "load_average_at_end": load_average()},
         "sections": {s.name: s.to_json() for s in sections},
     }
     tmp = path.with_suffix(".tmp")
@@ -162,7 +187,7 @@ def write_json(path: Path, command: str, meta: dict[str, Any], sections: list[Se
     tmp.replace(path)
 
 
-_MARK = {"met": "✅ met", "missed": "❌ missed", "info": "", "skipped": "skipped"}
+STATUS_MARK = {"met": "✅ met", "missed": "❌ missed", "info": "", "skipped": "skipped"}
 
 
 def table(sections: list[SectionResult]) -> str:
@@ -173,5 +198,5 @@ def table(sections: list[SectionResult]) -> str:
             lines.append(f"| {s.title} | **failed** | — | | {s.error.splitlines()[0][:80]} |")
         for r in s.rows:
             note = f" ({r.note})" if r.note else ""
-            lines.append(f"| {s.title} | {r.metric}{note} | {r.shown()} | {r.target} | {_MARK[r.status]} |")
+            lines.append(f"| {s.title} | {r.metric}{note} | {r.shown()} | {r.target} | {STATUS_MARK[r.status]} |")
     return "\n".join(lines)

@@ -28,6 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from bench.report import invocation, load_average, stamp
 from offprompt.secrets import find_secrets
 
 RESULTS = Path(__file__).parent / "results" / "secrets-precision.json"
@@ -104,6 +105,7 @@ def main() -> int:
     parser.add_argument("--part", choices=[*PARTS, "all"], default="all")
     parser.add_argument("--show", type=int, default=40, help="how many hits of each part to print")
     args = parser.parse_args()
+    load = load_average()
     versions = _versions()
     unlike = {k: (v, versions.get(k)) for k, v in PINNED.items() if versions.get(k) != v}
     if unlike:
@@ -117,7 +119,7 @@ def main() -> int:
         for hit in got["hits"][: args.show]:
             print(f"{part}: {hit['file']}:{hit['line']}: {hit['kind']}: {hit['context']}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    RESULTS.write_text(json.dumps({**stamp(invocation("bench.secrets_precision"), load), **report}, indent=1) + "\n")
     return 0
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.report import invocation, load_average, stamp
 from offprompt.artifacts import TextArtifact
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
@@ -73,6 +74,7 @@ def main() -> int:
     parser.add_argument("--texts", type=int, default=40)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    load = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         embedded = TaskMemory.open(MemorySettings(name="bench", data_dir=Path(tmp) / "embedded"))
         try:
@@ -97,7 +99,8 @@ def main() -> int:
         rows.append({"operation": op, "embedded_ms": base, "shared_ms": value, "ratio": ratio})
         print(f"| {op} | {base} | {value} | {ratio}x |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    report = {"texts": args.texts, "machine": platform.platform(), "rows": rows}
+    stamped = stamp(invocation("bench.shared_memory"), load)
+    report = {**stamped, "texts": args.texts, "machine": platform.platform(), "rows": rows}
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {args.out}")
     return 0

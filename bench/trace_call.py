@@ -37,6 +37,8 @@ import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from bench.report import commit, load_average
+
 REPO = Path(__file__).resolve().parent.parent
 COUNTER = REPO / "tests" / "servers" / "counter.py"
 RESULTS = REPO / "bench" / "results" / "trace_call.json"
@@ -181,13 +183,16 @@ def summary(diff: collections.Counter[str]) -> dict[str, Any]:
     }
 
 
-def _save(label: str, result: dict[str, Any]) -> None:
+def _save(label: str, result: dict[str, Any], load: list[float]) -> None:
     """Add this run under `label` to the results file, the others kept."""
     runs = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     given = os.environ.get("PYTHONPATH", "")
     tree = f"PYTHONPATH={given} " if given else ""
     command = f"PYTHONDONTWRITEBYTECODE=1 {tree}python -m bench.trace_call --save --label '{label}'"
-    runs[label] = {"command": command, **result}
+    # The commit only of this tree: a PYTHONPATH traces another one, which its label names.
+    stamped = {"command": command, "commit": None if given else commit()}
+    loads = {"load_average_at_start": load, "load_average_at_end": load_average()}
+    runs[label] = {**stamped, **loads, **result}
     RESULTS.write_text(json.dumps(runs, indent=2) + "\n")
 
 
@@ -201,6 +206,7 @@ def main() -> None:
     if args.serve is not None:
         _serve_traced(args.serve, [a for a in rest if a != "--"])
         return
+    load = load_average()
     with_call, baseline = _count(call=True), _count(call=False)
     result = summary(with_call - baseline)
     print(f"module boundaries crossed by one stored fast-lane call: {result['total']} ({result['pairs']} pairs)")
@@ -211,7 +217,7 @@ def main() -> None:
     for pair, count in listed.items():
         print(f"{count:6d}  {pair}")
     if args.save:
-        _save(args.label, result)
+        _save(args.label, result, load)
 
 
 if __name__ == "__main__":

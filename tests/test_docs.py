@@ -7,11 +7,13 @@ former README went; a section may not leave without a row there, nor the row poi
 
 from __future__ import annotations
 
+import json
 import re
+import warnings
 from pathlib import Path
 
 import pytest
-from bench import mutation, readme_table
+from bench import figures, mutation
 
 from .support import REPO
 
@@ -162,9 +164,67 @@ def test_a_broken_link_is_caught(tmp_path: Path) -> None:
     assert broken_links(page) == ["missing.md (no such file)", "there.md#nowhere (no such heading)"]
 
 
-def test_the_bench_table_is_the_one_latest_json_gives() -> None:
-    page = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
-    assert readme_table.updated(page, REPO / "bench" / "results" / "latest.json") == page
+def test_every_figures_table_is_the_one_its_file_gives() -> None:
+    """`python -m bench.figures --check`: a hand-edited figure, a marker naming no file, or a row its file no
+    longer has fails here (`python -m bench.figures` rewrites the tables)."""
+    problems = [
+        f"{page.relative_to(REPO)}: {problem}"
+        for page in figures.pages()
+        for problem in figures.check_page(page.read_text(encoding="utf-8"))
+    ]
+    assert problems == []
+
+
+@pytest.mark.filterwarnings("default::bench.figures.StaleFigures")
+def test_figures_measured_on_other_code_are_listed_without_failing() -> None:
+    """Figures measured on other server/ or bench/ code than HEAD's may be stale: a warning in pytest's
+    summary, so later work is not blocked by them."""
+    listed = figures.stale()
+    if listed:
+        warnings.warn(figures.StaleFigures("figures that may be stale:\n  " + "\n  ".join(listed)), stacklevel=1)
+
+
+def test_a_hand_edited_figure_a_missing_file_and_a_lost_row_are_caught(tmp_path: Path) -> None:
+    results = tmp_path / "bench" / "results"
+    results.mkdir(parents=True)
+    row = {"metric": "store, p50", "value": 1.5, "unit": "ms", "target": "", "status": "info", "note": ""}
+    section = {"title": "2. Store", "seconds": 1, "error": None, "rows": [row], "notes": [], "data": {}}
+    stamped = {"command": "python -m bench --only store", "commit": "abc1234", "machine": {}}
+    (results / "run.json").write_text(json.dumps({**stamped, "sections": {"store": section}}))
+    marker = "<!-- figures: bench/results/run.json row=store -->\n<!-- /figures -->\n"
+    page, problems = figures.regenerated(f"# Page\n\n{marker}", tmp_path)
+    assert problems == []
+    assert "| store, p50 | 1.5 ms |" in page
+    assert "`python -m bench --only store`, commit abc1234" in page
+    assert "load average not recorded" in page
+    assert figures.check_page(page, tmp_path) == []
+    edited = page.replace("| 1.5 ms |", "| 1.4 ms |")
+    assert figures.check_page(edited, tmp_path) == [
+        "the table of bench/results/run.json row=store differs from its file"
+    ]
+    missing = page.replace("run.json", "gone.json")
+    assert figures.check_page(missing, tmp_path) == [
+        "bench/results/gone.json row=store: bench/results/gone.json: no such file"
+    ]
+    renamed = page.replace("row=store", 'row="read back"')
+    assert figures.check_page(renamed, tmp_path) == [
+        "bench/results/run.json row=\"read back\": row='read back' selects nothing"
+    ]
+    unclosed = f"{marker.splitlines()[0]}\n"
+    assert "has no <!-- /figures --> after it" in figures.check_page(unclosed, tmp_path)[0]
+    shown = f"```md\n{marker.splitlines()[0]}\n```\n"  # an example in a code block is no marker
+    assert figures.check_page(shown, tmp_path) == []
+
+
+def test_a_records_table_picks_rows_and_columns(tmp_path: Path) -> None:
+    (tmp_path / "r.json").write_text(json.dumps({"rows": {"map": {"a": {"b": 0.8561}, "n": 3}, "no_map": {"n": 1}}}))
+    selector = 'at=rows row="map as with the map" row=no_map col="a.b|n as first" col="n + n as twice" label=run'
+    body = figures.render(tmp_path, "r.json", selector)
+    assert (
+        "| run | first | twice |\n| --- | ---: | ---: |\n| with the map | 0.856 | 3 / 3 |\n| no_map | 1 | 1 / 1 |"
+        in body
+    )
+    assert "command not recorded, commit not recorded; load average not recorded" in body
 
 
 def test_the_mutation_table_is_the_one_the_results_give() -> None:

@@ -31,6 +31,7 @@ from typing import Any
 
 import anyio
 import mcp_types as mt
+from bench.report import invocation, load_average, stamp
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
@@ -157,9 +158,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, help="only the first N questions")
     args = parser.parse_args()
+    load = load_average()
     report = anyio.run(run, args.limit)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=1))
+    OUT.write_text(json.dumps({**stamp(invocation("bench.retrieval.answer_cost"), load), **report}, indent=1))
     print("| reader | answered | tokens p50 | tokens p90 | within 2 calls and 2,000 tokens | calls p50 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name in ("map", "no_map"):

@@ -47,7 +47,9 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -241,6 +243,7 @@ def main() -> int:
 
     questions = load_questions(args.set)
     commit = git_state()  # before the run: the code the ranks come from
+    load = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory() as tmp:
         name = f"{args.memory_name}-{int(time.time())}" if args.postgres else args.memory_name
         settings = MemorySettings(name=name, data_dir=args.data_dir or Path(tmp), postgres=args.postgres)
@@ -256,6 +259,13 @@ def main() -> int:
             baselines = {} if args.no_baseline else baseline(docs, questions, Path(tmp))
     report = summarise(args.set, questions, answers, indexing, baselines, commit)
     report["documents"] = documents(docs, questions)
+    # What bench/figures.py prints under a table made from this file (the commit is in `git`).
+    report = {
+        "command": shlex.join(["python", "bench/retrieval/eval.py", *sys.argv[1:]]),
+        "load_average_at_start": load,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        **report,
+    }
     print_report(report)
     out = args.out or RESULTS / f"retrieval-{args.set}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
