@@ -25,7 +25,7 @@ README_MAX_LINES = 350
 INSTALL = "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/offprompt serve"
 TEST = (
     "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && npm ci --prefix tests/peers && "
-    "npm ci --prefix tests/conformance && .venv/bin/python -m pytest"
+    "npm ci --prefix tests/conformance && .venv/bin/python -m pytest -n 2"
 )
 
 #: Every `##` and `###` section of the README before it was split; each must have a row in docs/MOVED.md.
