@@ -80,7 +80,7 @@ TARGETS: dict[str, Target] = {
             "tests/memory/test_outline.py",
             "tests/test_line_reads.py",
             "tests/test_memory_select.py",
-            "tests/test_intent.py",
+            "tests/proxy/test_intent.py",
             "tests/cli/test_memory_commands.py",
             "tests/memory/test_answer_windows.py",
             "tests/memory/test_store_and_load.py",

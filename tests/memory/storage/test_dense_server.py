@@ -21,8 +21,8 @@ from offprompt.memory.storage import ChromaLocation
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.serve.app import build_server
 
-from ..chroma_server import ChromaServer, TokenGuard
-from ..support import meta, text_of
+from ...chroma_server import ChromaServer, TokenGuard
+from ...support import meta, text_of
 
 # The group that needs `chroma run`: each test starts its own server (~2 s) and stays within this budget.
 pytestmark = [pytest.mark.chroma_server, pytest.mark.timeout(120)]

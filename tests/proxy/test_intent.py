@@ -22,7 +22,7 @@ from offprompt.proxy.downstreams import Proxy
 from offprompt.serve.app import build_server
 from offprompt.tokens import count_tokens
 
-from .support import DOCS, REPO, meta, offprompt_command, subprocess_env
+from ..support import DOCS, REPO, meta, offprompt_command, subprocess_env
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from offprompt.errors import LimitExceededError
 from offprompt.memory.storage import grep
 from offprompt.memory.task_memory import TaskMemory
 
-from ..support import meta, text_of
+from ...support import meta, text_of
 
 pytestmark = pytest.mark.anyio
 

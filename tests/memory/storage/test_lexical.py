@@ -7,7 +7,7 @@ from pathlib import Path
 
 from offprompt.memory.storage.lexical import ChunkRecord, SqliteLexicalIndex, term_line, terms
 
-from ..support import DOCS
+from ...support import DOCS
 
 
 def test_scores_of_chunks_equal_their_search_scores_and_skip_chunks_without_the_words(tmp_path: Path) -> None:
