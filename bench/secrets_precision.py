@@ -122,6 +122,14 @@ LIVE_LOOKING: dict[tuple[str, int], str] = {
     ("chrome-devtools-mcp/build/src/tools/performance.js", 209): "a Google API key the tool ships",
     ("chrome-devtools-mcp/build/src/third_party/lighthouse-devtools-mcp-bundle.js", 54985): "a Sentry DSN's key",
     ("es-toolkit/README.md", 3): "a Codecov badge token",
+    # held-out-2, judged after its one run; RFC 5849/6749/7009's and Telegram's published samples are not here:
+    # a list of published samples (as for Stripe's and jwt.io's) could tell them, so they are false alarms.
+    ("oauthlib/oauth2/rfc6749/endpoints/resource.py", 40): "a random-looking 12-character token in a docstring",
+    ("oauthlib/oauth2/rfc6749/endpoints/resource.py", 41): "a random-looking 10-character token in a docstring",
+    ("oauthlib/oauth2/rfc6749/request_validator.py", 342): "a random-looking 15-character token in a docstring",
+    ("oauthlib/oauth2/rfc6749/request_validator.py", 345): "a random-looking 11-character token in a docstring",
+    ("undici/README.md", 3): "a Codecov badge token",
+    ("undici/docs/docs/index.md", 5): "a Codecov badge token",
 }
 
 
@@ -159,19 +167,28 @@ def measure(part: str) -> dict[str, Any]:
         for finding in find_secrets(text):
             line = text.count("\n", 0, finding.start) + 1
             context = text[max(0, finding.start - 50) : finding.end + 20].replace("\n", "⏎")
-            hit: dict[str, Any] = {"file": _shown(path), "line": line, "kind": finding.kind, "context": context}
-            hits.append(hit | ({"live_looking": why} if (why := _live_looking(hit["file"], line)) else {}))
-    mb = total / 1e6
+            hits.append({"file": _shown(path), "line": line, "kind": finding.kind, "context": context})
+    return judged({"megabytes": round(total / 1e6, 2), "seconds": round(time.perf_counter() - started, 1)}, hits)
+
+
+def judged(part: dict[str, Any], hits: list[dict[str, Any]]) -> dict[str, Any]:
+    """A part's figures from its hits, each marked with `LIVE_LOOKING`'s judgement: what `--judge` recomputes
+    from a listing already written, without running the detector again."""
+    for hit in hits:
+        hit.pop("live_looking", None)
+        if why := _live_looking(hit["file"], hit["line"]):
+            hit["live_looking"] = why
+    mb = part["megabytes"]
     false_alarms = sum(1 for hit in hits if "live_looking" not in hit)
     return {
-        "megabytes": round(mb, 2),
+        "megabytes": mb,
         "hits": len(hits),
         "live_looking": len(hits) - false_alarms,
         "false_alarms": false_alarms,
         "per_mb": round(false_alarms / mb, 3) if mb else 0.0,
         "hits_per_mb": round(len(hits) / mb, 3) if mb else 0.0,
         "by_kind": dict(Counter(h["kind"] for h in hits).most_common()),
-        "seconds": round(time.perf_counter() - started, 1),
+        "seconds": part["seconds"],
         "listing": hits,
     }
 
@@ -215,6 +232,7 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=40, help="how many hits of each part to print")
     parser.add_argument("--pin", action="store_true", help="write the versions found as the pinned ones")
     parser.add_argument("--out", type=Path, default=RESULTS, help="the JSON to write (the parts run replace theirs)")
+    parser.add_argument("--judge", action="store_true", help="only mark the written listing's live-looking hits")
     args = parser.parse_args()
     found = versions()
     if args.pin:
@@ -225,7 +243,11 @@ def main() -> int:
     parts = list(PARTS) if args.part == "all" else [args.part]
     report = json.loads(args.out.read_text()) if args.out.exists() else {}
     report["versions"] = found
-    report.setdefault("parts", {}).update({part: measure(part) for part in parts})
+    if args.judge:  # the parts' listings as written, judged again: the detector is not run
+        report["parts"] = {name: judged(got, got["listing"]) for name, got in report["parts"].items()}
+        parts = [part for part in parts if part in report["parts"]]
+    else:
+        report.setdefault("parts", {}).update({part: measure(part) for part in parts})
     report["parts"] = {part: report["parts"][part] for part in PARTS if part in report["parts"]}
     print("| part | MB | hits | live-looking | false alarms | per MB | by kind |\n" + "| --- " * 7 + "|")
     for part in parts:
