@@ -8,7 +8,9 @@ plugins flag every hex id and git SHA of an ordinary log.
 
 Documented example keys (AWS's `AKIAIOSFODNN7EXAMPLE`, Stripe's and jwt.io's published samples, anything
 holding the word EXAMPLE) and placeholders (`xxxx...`, `<your-token>`, `${VAR}`, `****`) are not secrets:
-they grant nothing, and documentation the model reads must stay readable.
+they grant nothing, and documentation the model reads must stay readable. Nor is a value after a secret's key
+that names, labels or describes something else (`settings.SECRET_KEY`, `my-client-secret`, a doctest's): the
+rules for those are here and in `values`.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 from pydantic import BaseModel
 
 from offprompt.secret_kinds import SECRET_KINDS
+from offprompt.secrets import values
 
 __all__ = ["KINDS", "Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
 
@@ -69,7 +73,16 @@ _DOCUMENTED = frozenset(
 _PLACEHOLDER = re.compile("example|your|redacted|placeholder|changeme|dummy|sample|fake|⟦secret:|{{")
 _SIGIL = frozenset("$<{%[(*")
 _PADDING = frozenset("x*.#-_0 ")
-_NOT_VALUES = frozenset({"null", "none", "true", "false", "undefined", "nil", "n/a", "na", "empty", "string", "str"})
+_NOT_VALUES = frozenset(
+    {
+        "null", "none", "true", "false", "undefined", "nil", "n/a", "na", "empty",
+        # type names: `password: bool`, `secret: SecretStr` (an annotation, not a value)
+        "string", "str", "bool", "boolean", "int", "integer", "float", "number", "bytes", "dict", "list", "object",
+        "any", "unknown", "never", "char", "secretstr", "secretbytes",
+        # option words: fetch's `credentials: 'include'`, `'same-origin'`, `'omit'`; switches
+        "include", "omit", "same-origin", "required", "optional", "auto", "enabled", "disabled", "on", "off",
+    }
+)  # fmt: skip
 
 
 _RUN = re.compile(r"(.)\1{7}")
@@ -105,7 +118,7 @@ def _assigned_value(value: str) -> bool:
     """A value after `password=`: anything real that is not a type name, a boolean or a path."""
     return (
         _real(value)
-        and value.lower().strip("'\"") not in _NOT_VALUES
+        and value.lower().strip("'\"`") not in _NOT_VALUES
         and value[:1] not in "/~."
         and not value.startswith(("os.", "env", "process.", "getenv", "secrets.", "http://", "https://"))
     )
@@ -123,7 +136,7 @@ _VALUE = (
     r"|'(?P<sq>[^'\r\n]{1,4096})'"
     r"""|(?P<bare>[^\s"',;&<>)}\]]{1,4096}))"""
 )
-_ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=|:=|:|=>)[ \t]{0,8}"""
+_ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=|:=|:(?!:)|=>)[ \t]{0,8}"""  # `::` is a path or a CSS pseudo-element
 
 # A key whose value is a secret ends with a word of the "password" detector: `db_password`, `API_KEY`,
 # `clientSecret`, `aws_secret_access_key`, `_authToken`; the rest of its name is read backwards from the word.
@@ -131,6 +144,7 @@ _ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=|:=|:|=>)[ \t]{0,8}"""
 _HARMLESS_KEYS = (
     "page_token", "pagetoken", "next_token", "nexttoken", "continuation", "sync_token", "csrf", "public_key",
     "publickey", "primary_key", "foreign_key", "sort_key", "partition_key", "key_id", "idempotency",
+    "fingerprint", "gpg_key", "pgp_key", "websocket_key",  # a GPG key's fingerprint; RFC 6455's nonce
 )  # fmt: skip
 _HARMLESS = re.compile("|".join(_HARMLESS_KEYS))
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
@@ -144,8 +158,28 @@ def _key_before(text: str, start: int) -> str:
     return text[begin:start]
 
 
+def _word_before(text: str, start: int) -> str:
+    """The word one space before `start`: `GPG` of `Release GPG key: ...`, a key's name written as prose."""
+    end = start - 1
+    if end < 1 or text[end] != " ":
+        return ""
+    begin = end
+    while begin > 0 and end - begin < 20 and text[begin - 1].isalpha():
+        begin -= 1
+    return text[begin:end]
+
+
 def _keyword_kind(match: re.Match[str]) -> str:
     """The kind of a `key = value` secret, from the key's whole name; "" when the key holds none."""
+    key = _key_of(match)
+    value = _value_of(match)
+    kind = _kind_by_key(key.lower().replace("-", "_"), value) if key else ""
+    return "" if not kind or _holds_none(match, key, value) else kind  # the cheap test first: `"key": "k0"`
+
+
+def _key_of(match: re.Match[str]) -> str:
+    """The whole key whose last word matched (`DB_PASSWORD`, `clientSecret`), as the text spells it; "" when the
+    word is not a key's (`bypass`, `monkey`, a handle's kind, `pass: 12` of a test summary)."""
     word = match.group("word")
     if match.string[match.start() - 1 : match.start()] == "⟦":
         return ""  # the word of a handle, ⟦secret:id kind⟧
@@ -156,10 +190,27 @@ def _keyword_kind(match: re.Match[str]) -> str:
         return ""
     if word.lower() == "pass" and before[-1:] not in ("_", "-", "."):
         return ""  # "pass: 12, fail: 3" is a test summary; DB_PASS is a key
-    key = (before + word).lower().replace("-", "_")
-    value = _value_of(match)
-    if _HARMLESS.search(key) or _names_no_secret(match, key, value):
-        return ""
+    return before + word
+
+
+def _holds_none(match: re.Match[str], key: str, value: str) -> bool:
+    """Whether the key is one that holds no secret (`next_token`, `GPG key`), or its value is none."""
+    scheme, _, credentials = value.partition(" ")
+    if scheme.lower() == "basic" and _basic_credentials(credentials) is not None:
+        return True  # `TOKEN = "Basic bWU6cGFzcw=="`: the basic-auth detector judges what follows the scheme
+    lowered = key.lower().replace("-", "_")
+    key_start = match.start() - len(key) + len(match.group("word"))  # the key ends with the matched word
+    prose_key = f"{_word_before(match.string, key_start).lower()}_{lowered}"
+    return (
+        _HARMLESS.search(lowered) is not None
+        or _HARMLESS.search(prose_key) is not None
+        or _names_no_secret(match, key, value)
+    )
+
+
+def _kind_by_key(key: str, value: str) -> str:
+    """The kind a key's name gives its value (`key` lower case, `_` for `-`); a generic key or token only holds a
+    generated value (`SPEED_SLOW_4G` is a name)."""
     if ("aws" in key or "secretaccesskey" in key or "secret_access_key" in key) and _AWS_SECRET.fullmatch(value):
         return "aws-secret-key"
     if key.replace("_", "").endswith(("sessiontoken", "securitytoken")) and len(value) >= 100:
@@ -168,9 +219,10 @@ def _keyword_kind(match: re.Match[str]) -> str:
         return "password"
     if "secret" in key or "cred" in key:
         return "secret"
+    generated = _random_looking(value, 8) and not values.is_structured(value)
     if key.endswith("token"):
-        return "token" if _random_looking(value, 8) else ""
-    return "api-key" if _random_looking(value, 8) else ""
+        return "token" if generated else ""
+    return "api-key" if generated else ""
 
 
 #: Values of documentation and tests, not of a deployment: `password: secret` in a .pypirc example.
@@ -178,44 +230,134 @@ _EXAMPLE_VALUES = frozenset(
     {
         "secret", "sekrit", "password", "passwd", "pass", "pwd", "pw", "mypassword", "yourpassword", "test",
         "testing", "foo", "bar", "baz", "qux", "hunter2", "xyzzy", "user", "username", "token", "key", "apikey",
-        "api_key", "value",
+        "api_key", "value", "blah",
     }
 )  # fmt: skip
 #: Words of code that start an expression, not a value: `token = await fetch(...)`, `key: function (`.
 _CODE_WORDS = frozenset(
     {
         "await", "new", "this", "self", "cls", "function", "lambda", "async", "yield", "not", "typeof",
-        "require", "return", "void", "const", "let", "var", "def", "if", "else", "or", "and", "in", "is",
+        "require", "return", "void", "const", "let", "var", "def", "if", "else", "or", "and", "in", "is", "super",
     }
 )  # fmt: skip
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 #: An attribute path of code (`settings.SECRET_KEY`, `win32api.RegEnumKey`); a generated value split by dots
 #: (`Zq7.Lm3.Xp9`) has a digit in every part.
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\??\.#?[A-Za-z_$][\w$]*)+")
 _WORD_PART = re.compile(r"(?:^|\.)[A-Za-z_$]+(?:\.|$)")
 #: A call or an index of code: a name (or attribute path) and then `(` or `[`, with no password punctuation.
-_CALL = re.compile(r"[A-Za-z_$][\w$.]*[(\[][^!@#%^&*~]*$")
+_CALL = re.compile(r"[A-Za-z_$][\w$.#]*[(\[][^!@#%^&*~]*$")
+_LEADING_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
-    """Whether the value after a secret's key is something else: in code, a name or an expression
-    (`password = password`, `secret_key = settings.SECRET_KEY`, `key=itemgetter(1)`, `token = tok` where `tok`
-    is a variable of the same text); anywhere, the key's own name (`_CLIENT_SECRET = 'CLIENT_SECRET'`) or a
-    documentation example (`password: secret`). A bare word of a `KEY=value` line that names nothing else in the
-    text (`DB_PASSWORD=s3cretpass`) is still a secret."""
+    """Whether the value after a secret's key (`key` as the text spells it) is something else: in code, a name or
+    an expression (`password = password`, `secret_key = settings.SECRET_KEY`, `key=itemgetter(1)`, `token = tok`
+    where `tok` is a variable of the same text); anywhere, the key's own name (`_CLIENT_SECRET = 'CLIENT_SECRET'`),
+    a label or a sentence (`my-client-secret`, `Password used to generate key`), data, or a documentation example
+    (`password: secret`, a doctest's). A bare word of a `KEY=value` line that names nothing else in the text
+    (`DB_PASSWORD=s3cretpass`) is still a secret."""
+    if _names_itself(value, key, match.group("word")) or _not_a_credential(value):
+        return True
+    if _in_doctest(match.string, match.start()):
+        return True  # `>>> session.fetch_token(url)` and the answer it prints
+    return match.lastgroup == "bare" and _is_code(match, value)
+
+
+def _names_itself(value: str, key: str, word: str) -> bool:
+    """The value says what it is: the key's own name, a label of the key's words, a type or a sibling name."""
     lowered = value.lower()
     squeezed = lowered.replace("-", "_").strip("_")
-    if squeezed in (key.strip("_"), match.group("word").lower()) or squeezed in _EXAMPLE_VALUES:
+    own = re.sub(r"[-_.]", "", key.lower())
+    if squeezed in (key.lower().replace("-", "_").strip("_"), word.lower()) or squeezed in _EXAMPLE_VALUES:
         return True
+    if re.sub(r"[-_.]", "", lowered) == own:
+        return True  # OtpCredentials: "otp-credentials", AWS_S3_KEY = "aws.s3.key"
     if lowered.endswith(("-password", "_password", "-passwd", "_passwd")) or lowered.startswith("your-"):
         return True  # rest-of-my-password, your-api-key
-    if match.lastgroup != "bare":
-        return False  # a quoted string is a value, in code too: password = "hunter3"
+    return (
+        values.is_label(value, values.key_words(key))
+        or values.is_type_name(value, word)
+        or values.shares_key_stem(value, key)
+    )
+
+
+def _not_a_credential(value: str) -> bool:
+    """Data, a sentence, a run of the alphabet, encoding test data, a template built at run time, an elided
+    example: nothing of these is a credential, whatever key it follows."""
+    bare = value.strip("`")
+    return (
+        bare.lower() in _NOT_VALUES
+        or bare.lower() in _EXAMPLE_VALUES
+        or values.is_data(bare)
+        or values.is_sentence(bare)
+        or values.is_sequence(bare)
+        or values.escapes_non_ascii(bare)
+        or "${" in bare  # `secret${i}`: a template literal
+        or bare.endswith(("...", "…"))  # `eyJhbGciOi...`: cut short in the docs
+    )
+
+
+def _in_doctest(text: str, at: int) -> bool:
+    """Whether `at` is on a line of a doctest (`>>> `, `... `) or of the answer it prints (the lines after one,
+    up to a blank line): a documentation example."""
+    lines = _lines_back(text, at)
+    if _doctest_line(next(lines).strip()):
+        return True
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            return False
+        if _doctest_line(stripped):
+            return True
+    return False
+
+
+def _lines_back(text: str, at: int, most: int = 30, reach: int = 4000) -> Iterator[str]:
+    """The line of `at` (up to it), then the lines before it, nearest first: at most `most` lines within `reach`
+    characters, so a long line of JSON costs no more than a short one."""
+    low, end = max(0, at - reach), at
+    for _ in range(most):
+        newline = text.rfind("\n", low, end)
+        yield text[newline + 1 if newline >= 0 else low : end]
+        if newline < 0:
+            return
+        end = newline
+
+
+def _doctest_line(stripped: str) -> bool:
+    return stripped in (">>>", "...") or stripped.startswith((">>> ", "... "))
+
+
+def _is_code(match: re.Match[str], value: str) -> bool:
+    """A bare value that is code: a call, an index, an attribute path, an expression, a variable of the same text,
+    or the next word of a sentence (`pwd: expected bytes`)."""
+    lowered = value.lower()
     if _CALL.match(value) or lowered in _CODE_WORDS or (_DOTTED.fullmatch(value) and _WORD_PART.search(value)):
         return True  # a call, an index, an attribute: config['password'], getpass(), self.password
-    if _IDENTIFIER.fullmatch(value):
-        return _named_elsewhere(match.string, value, match.start(match.lastgroup))
-    return False
+    leading = _LEADING_NAME.match(value)
+    if leading and leading.group().lower() in _CODE_WORDS and value[leading.end() :][:1] in ".(:[":
+        return True  # this.#c(), lambda: cred
+    dotted = _DOTTED.match(value)
+    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "(:[?!":
+        return True  # i.fail:(...), a ternary of minified code
+    text, at = match.string, match.start(match.lastgroup or "bare")
+    if dotted and dotted.end() == len(value):
+        root = _LEADING_NAME.match(value)
+        if root and _named_elsewhere(text, root.group(), at):
+            return True  # UIStrings$18.fast4G, where UIStrings$18 is defined in the same text
+    if _IDENTIFIER.fullmatch(value) and _named_elsewhere(text, value, at):
+        return True
+    return _sentence_goes_on(match)
+
+
+def _sentence_goes_on(match: re.Match[str]) -> bool:
+    """After `key: word`, a space and another word on the same line: prose (`they need not be secret: IVs are
+    ...`); a `KEY: value` of YAML or a header ends with its value."""
+    text, end = match.string, match.end()
+    colon = ":" in text[match.end("word") : match.start(match.lastgroup or "bare")]
+    word = _value_of(match).isalpha()  # `IVs`, `expected`; `password: Xk92jd0 from 10.0.0.1` stays a secret
+    return colon and word and text[end : end + 1] == " " and text[end + 1 : end + 2].isalpha()
 
 
 def _named_elsewhere(text: str, name: str, at: int) -> bool:
@@ -250,22 +392,57 @@ def _value_of(match: re.Match[str]) -> str:
     return match.group(match.lastgroup or "bare")  # the value group closes last
 
 
-def _is_basic_credentials(value: str) -> bool:
-    """`Basic` followed by base64 of `user:password`, not the word basic in prose."""
+def _basic_credentials(value: str) -> str | None:
+    """The `user:password` that `Basic` is followed by, decoded; None for the word basic in prose."""
     try:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
     except (binascii.Error, ValueError):
-        return False
-    return b":" in decoded and all(32 <= b < 127 for b in decoded)
+        return None
+    if b":" not in decoded or not all(32 <= b < 127 for b in decoded):
+        return None
+    return decoded.decode()
 
 
 def _basic(value: str) -> bool:
-    return _real(value) and _is_basic_credentials(value)
+    """Basic credentials whose password is not a documentation example (`me:pass`)."""
+    credentials = _basic_credentials(value) if _real(value) else None
+    return credentials is not None and not _example_password(credentials.partition(":")[2])
+
+
+def _example_password(password: str) -> bool:
+    return password.lower() in _EXAMPLE_VALUES or values.is_label(password) or values.is_sequence(password)
 
 
 def _not_a_port(value: str) -> bool:
-    """A URL's password: not a port (host:port@), nor a documentation example (`http://user:pass@host`)."""
-    return _real(value) and not value.isdigit() and value.lower() not in _EXAMPLE_VALUES
+    """A URL's password: not a port (host:port@), nor a documentation example (`http://user:pass@host`,
+    `a%20secret`); of a list of hosts (`foo.com:123,user:pw@bar.com`), the part after the last host."""
+    password = unquote(value).rpartition(",")[2]
+    password = password.rpartition(":")[2] if "," in value else password
+    return _real(value) and not password.isdigit() and not _example_password(password)
+
+
+#: Domains kept for documentation (RFC 2606, RFC 6761): a credential for one is an example.
+_DOCUMENTATION_DOMAIN = re.compile(
+    r"(?:^|[.@])(?:example\.(?:com|org|net)|[\w-]+\.(?:example|test|invalid))$", re.IGNORECASE
+)
+_HOST = re.compile(r"[\w.-]{1,253}")
+
+
+def _connection_kind(match: re.Match[str]) -> str:
+    """A URL's password, unless the URL is of a documentation domain (`https://abc:xyz@example.com`), its host's
+    or its user's (`john%40example.com:pw@localhost`)."""
+    host = _HOST.match(match.string, match.end() - 1)
+    user = unquote(match.string[match.start() + 3 : match.start("v") - 1])
+    documented = (host is not None and _DOCUMENTATION_DOMAIN.search(host.group())) or _DOCUMENTATION_DOMAIN.search(user)
+    return "" if documented else "connection-password"
+
+
+_KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{40}")
+
+
+def _has_key_body(value: str) -> bool:
+    """A private key's base64 follows its header: `indexOf("-----BEGIN PRIVATE KEY-----")` is code about one."""
+    return _KEY_BODY.search(value) is not None
 
 
 _DETECTORS: tuple[_Detector, ...] = (
@@ -279,6 +456,7 @@ _DETECTORS: tuple[_Detector, ...] = (
             r"(?:.{0,20000}?-----END (?P=label)-----|[A-Za-z0-9+/=\s\\:,-]{0,20000})",
             re.DOTALL,
         ),
+        check=_has_key_body,
     ),
     _Detector(
         "private-key",
@@ -422,6 +600,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         _compile(r"://[^\s:/@'\"<>]{0,128}:(?P<v>[^\s@/'\"<>]{1,256})@[\w.-]"),
         group="v",
         check=_not_a_port,
+        kind_of=_connection_kind,
         word_start=False,
     ),
     _Detector(
