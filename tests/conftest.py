@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -14,6 +16,10 @@ from offprompt.serve.app import build_server
 from .chroma_server import ChromaServer
 from .serving import CONFORMANCE_CLI, INSPECTOR, NODE
 from .support import require_installed
+
+# The list and front caches of every offprompt the tests start, out of the user's own cache directory (a test
+# that needs its caches where it can see them sets OFFPROMPT_CACHE_DIR itself).
+os.environ.setdefault("OFFPROMPT_CACHE_DIR", tempfile.mkdtemp(prefix="offprompt-test-cache-"))
 
 
 @pytest.fixture

@@ -115,6 +115,41 @@ def test_a_start_it_has_no_answers_for_is_left_to_the_server(tmp_path: Path, pip
     assert handoff.answered == {}
 
 
+@pytest.mark.parametrize(
+    "later",
+    [
+        {**LIST, "id": 1},  # the id of initialize again: answered by the real server, never mixed up with it
+        {**LIST, "params": {"_meta": 5}},  # params the real server refuses: its error is the one answer
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "2"}},  # a later page
+    ],
+)
+def test_what_only_the_real_server_can_answer_is_left_to_it(tmp_path: Path, pipes: Any, later: Any) -> None:
+    front = FrontCache(tmp_path, "start")
+    front.save(PARAMS, CACHED_INITIALIZE, CACHED_TOOLS)
+    handoff, seen = run_prelude(front, pipes, wire(INITIALIZE, INITIALIZED, later), answers=False)
+    assert seen == [{"jsonrpc": "2.0", "id": 1, "result": CACHED_INITIALIZE}]
+    assert handoff.answered == {1: CACHED_INITIALIZE}
+
+
+def test_a_line_nested_too_deeply_is_left_to_the_real_server(tmp_path: Path, pipes: Any) -> None:
+    front = FrontCache(tmp_path, "start")
+    front.save(PARAMS, CACHED_INITIALIZE, CACHED_TOOLS)
+    sent = b"[" * 100_000 + b"\n" + wire(INITIALIZE)
+    handoff, seen = run_prelude(front, pipes, sent, answers=False)
+    assert seen == []
+    assert handoff.read == sent  # the real server answers it with a parse error and reads on
+
+
+def test_no_prelude_where_select_takes_no_pipes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert FrontCache.for_serve(["serve"], tmp_path) is None
+
+
+@pytest.mark.parametrize("spelled", [["--conf", "x.json"], ["--config", "a.json", "--config", "b.json"]])
+def test_no_prelude_for_options_the_key_could_misread(tmp_path: Path, spelled: list[str]) -> None:
+    assert FrontCache.for_serve(["serve", *spelled], tmp_path) is None
+
+
 def test_the_front_cache_is_per_start_and_private(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     config.write_text('{"mcpServers": {}}')
@@ -168,8 +203,11 @@ class Served:
         return self.answer(1)["result"], self.answer(2)["result"]
 
     def close(self) -> int:
+        """Close stdin; the exit code. What it wrote after the last line read is in `rest`."""
         assert self.process.stdin is not None
+        assert self.process.stdout is not None
         self.process.stdin.close()
+        self.rest = [json.loads(line) for line in self.process.stdout.read().splitlines() if line.strip()]
         return self.process.wait(timeout=30)
 
 
@@ -191,10 +229,16 @@ def test_a_second_start_answers_as_the_first_and_serves_on(tmp_path: Path) -> No
     assert stat.S_IMODE(front_file(tmp_path).stat().st_mode) == 0o600
 
     second = Served(tmp_path)
-    assert second.start() == (initialize, tools)
-    second.send(echo("two"))  # the session the prelude began goes on in the real server
-    assert second.answer(3)["result"]["content"][0]["text"] == "two"
+    second.send(INITIALIZE, INITIALIZED, LIST, echo("two"))  # the session the prelude begins goes on in the server
+    lines = [second.receive() for _ in range(3)]  # one answer each, in order: no replayed answer leaks
+    assert lines == [
+        {"jsonrpc": "2.0", "id": 1, "result": initialize},
+        {"jsonrpc": "2.0", "id": 2, "result": tools},
+        {"jsonrpc": "2.0", "id": 3, "result": lines[2]["result"]},
+    ]
+    assert lines[2]["result"]["content"][0]["text"] == "two"
     assert second.close() == 0
+    assert second.rest == []
 
 
 def test_a_stale_first_list_is_followed_by_list_changed_and_the_real_one(tmp_path: Path) -> None:

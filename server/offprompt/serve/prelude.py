@@ -30,6 +30,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ _VERSION = 1  # of the front cache's file shape
 #: A line longer than this ends the prelude: the real server reads it, under its own limits.
 _MAX_PRELUDE_LINE = 1 << 20
 _POLL_SECONDS = 0.005
+_UNUSED_SECONDS = 30 * 86400
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +60,9 @@ class FrontCache:
     def for_serve(cls, argv: Sequence[str], cache_dir: Path | None = None) -> FrontCache | None:
         """The cache for `offprompt serve ARGV` over stdio, or None when it is served another way (HTTP, SSE), is
         only asked for help, or names a config file that cannot be read (the real start says why)."""
-        if not argv or argv[0] != "serve" or any(a in ("-h", "--help") for a in argv):
+        if sys.platform == "win32" or not argv or argv[0] != "serve" or any(a in ("-h", "--help") for a in argv):
+            return None  # Windows' select takes sockets only, not the pipes a client gives
+        if not all(_unambiguous(argv, name) for name in ("--config", "--transport")):
             return None
         transport = _option(argv, "--transport")
         if transport not in (None, "stdio"):
@@ -70,7 +74,7 @@ class FrontCache:
             return None
         where = str(Path(config).resolve()) if config is not None else ""
         settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("OFFPROMPT_"))
-        text = json.dumps([_VERSION, __version__, list(argv), where, settings])
+        text = json.dumps([_VERSION, __version__, _code(), list(argv), where, settings])
         digest = hashlib.sha256(text.encode() + b"\0" + written).hexdigest()
         return cls(cache_dir or _default_directory(), digest)
 
@@ -83,7 +87,7 @@ class FrontCache:
         parameters, or None (never, or the file is unreadable)."""
         try:
             data = json.loads(self._path(params).read_bytes())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         if not isinstance(data, dict) or data.get("version") != _VERSION:
             return None
@@ -101,8 +105,20 @@ class FrontCache:
             with os.fdopen(fd, "w") as out:
                 json.dump({"version": _VERSION, "initialize": initialize, "tools": tools}, out)
             os.replace(tmp, path)
-        except OSError:  # a read-only cache: the next start answers from the real server, nothing more
-            pass
+        except OSError:  # a read-only cache, a full disk: the next start answers from the real server
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)
+            return
+        self._prune(keep=path)
+
+    def _prune(self, keep: Path) -> None:
+        """Drop answers no start has used for a month (a client's update changes its parameters, so its old
+        ones would never be read again)."""
+        old = time.time() - _UNUSED_SECONDS
+        for other in self.directory.glob("*.json"):
+            with contextlib.suppress(OSError):
+                if other != keep and other.stat().st_atime < old and other.stat().st_mtime < old:
+                    other.unlink()
 
 
 def _default_directory() -> Path:
@@ -112,6 +128,28 @@ def _default_directory() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("offprompt")) / "front"
+
+
+def _code() -> list[Any]:
+    """What tells this code from an upgraded one: the modification times of offprompt's modules (an editable
+    install's `git pull` changes some) and of the SDK's packages (an upgrade rewrites them), found without
+    importing them."""
+    import importlib.util
+
+    here = Path(__file__).resolve().parent.parent
+    stamps: list[Any] = [max((p.stat().st_mtime_ns for p in here.rglob("*.py")), default=0)]
+    for package in ("mcp", "mcp_types"):
+        spec = importlib.util.find_spec(package)
+        origin = spec.origin if spec is not None else None
+        stamps.append(os.stat(origin).st_mtime_ns if origin else None)
+    return stamps
+
+
+def _unambiguous(argv: Sequence[str], name: str) -> bool:
+    """Whether `name` is given at most once and never abbreviated (argparse takes both; the key would not)."""
+    given = [a.split("=", 1)[0] for a in argv if a.startswith("--")]
+    abbreviated = any(g != name and len(g) > 2 and name.startswith(g) for g in given)
+    return not abbreviated and given.count(name) <= 1
 
 
 def _option(argv: Sequence[str], name: str) -> str | None:
@@ -172,6 +210,8 @@ class _Answering:
     def take(self, message: dict[str, Any]) -> bool:
         """Answer `message` if it is one of the prelude's; False hands it, and what follows, to the real server."""
         method, request_id, params = message.get("method"), message.get("id"), message.get("params")
+        if request_id in self._answered:
+            return False  # an id used again: the real server answers it, and nothing here is mistaken for it
         if method == "initialize" and self._cached is None and isinstance(params, dict) and request_id is not None:
             self._cached = self._front.answers(params)
             return self._cached is not None and self._give(request_id, self._cached[0])
@@ -179,8 +219,13 @@ class _Answering:
             return False
         if method == "notifications/initialized" and request_id is None:
             return True  # replayed to the real server with the rest
-        no_cursor = not isinstance(params, dict) or not params.get("cursor")
-        if method == "tools/list" and request_id is not None and no_cursor:
+        plain = params is None or (isinstance(params, dict) and set(params) <= {"_meta"})
+        if (
+            method == "tools/list"
+            and request_id is not None
+            and plain
+            and isinstance((params or {}).get("_meta", {}), dict)
+        ):
             return self._give(request_id, self._cached[1])
         return False
 
@@ -212,7 +257,7 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     """A JSON-RPC message to answer here, or None (not JSON, a batch, not an object: the real server's)."""
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # the real server answers it: a parse error
         return None
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None
@@ -235,7 +280,8 @@ def _exit_on_stop_signals() -> Any:
     stops = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if sys.platform != "win32" else [])
     before: list[Callable[[int, FrameType | None], Any] | int | None] = []
     for stop in stops:
-        before.append(signal.signal(stop, _exit))
+        ignored = signal.getsignal(stop) == signal.SIG_IGN  # as under nohup: it stays ignored
+        before.append(signal.signal(stop, signal.SIG_IGN if ignored else _exit))
     try:
         yield
     finally:

@@ -7,6 +7,7 @@ fast lane (`fastlane.py`) takes; their answers are merged on one stdout.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 import sys
@@ -24,6 +25,8 @@ from offprompt.jsonrpc import MAX_LINE_BYTES, PARSE_ERROR, dumps, invalid_reques
 from offprompt.serve.client_channels import StdioClient
 from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
 from offprompt.serve.prelude import FrontCache, Handoff
+
+logger = logging.getLogger(__name__)
 
 #: After the client closes stdin, how long proxied calls in flight may still answer: a client that closes stdin is
 #: stopping offprompt, and kills it soon (the SDK's stdio client after 2 s).
@@ -143,6 +146,13 @@ class _FrontAnswers:
                 return "changed"
         return None if given is None else "same"
 
+    def refused(self, request_id: str | int) -> bool:
+        """Whether the server refused a request the prelude answered (its error is not sent: one answer each)."""
+        if self._given.pop(request_id, None) is None:
+            return False
+        logger.warning("a request offprompt answered at start from its front cache failed when replayed")
+        return True
+
     def _save(self, tools: dict[str, Any]) -> None:
         if self._cache is not None and self._params is not None and self._initialize is not None:
             self._cache.save(self._params, self._initialize, tools)
@@ -195,6 +205,8 @@ class _Connection:
                         if kept == "changed":
                             await self.write(_LIST_CHANGED)
                         continue
+                if isinstance(root, mt.JSONRPCError) and root.id is not None and self.front.refused(root.id):
+                    continue  # the prelude answered it: the client has its one answer
                 await self.write(root.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
 
     async def proxied_answered(self) -> None:
