@@ -15,7 +15,7 @@ logs in a scratch directory; round-robin with keep-alive), in one of two layouts
 The load is `--clients` concurrent 2026-07-28 clients, sessionless (one self-contained POST per call, no
 `Mcp-Session-Id`, so round-robin is right for them), cycling memory_list / memory_query (lexical) /
 memory_load on one small namespace; every replica is warmed first (its first read copies the text from
-PostgreSQL). Then `--megabytes` texts of 1 MB (log lines, `hello__echo`) are stored through the balancer and
+PostgreSQL). Then `--megabytes` answers of 1 MB (`hello__text`, plain text) are stored through the balancer and
 chunked (searchable by their words), and the `--requests` timed calls run while they are embedded, by whoever
 embeds, into a Chroma server (the bench's own `chroma run` unless `--chroma URL`). The clients are raw httpx
 (no SDK models) so they take little of the CPU the replicas need.
@@ -329,28 +329,13 @@ def stored_text() -> str:
     return "\n".join([*lines, f"2026-05-20 11:00:00 ERROR the {MARKER} checksum failed"])
 
 
-def log_text(seed: str, size: int) -> str:
-    """`size` bytes of varied log lines (each text its own, by `seed`): what is stored and embedded meanwhile."""
-    lines: list[str] = []
-    total, n = 0, 0
-    states = ("ok", "retry", "late", "lost")
-    while total < size:
-        line = (
-            f"2026-05-20 10:{n % 60:02d}:{n % 59:02d} INFO {seed} worker-{n % 7} order {n * 7919 % 100003} "
-            f"shipped to depot {n % 113} in {n % 997} ms status={states[n % 4]}"
-        )
-        lines.append(line)
-        total += len(line) + 1
-        n += 1
-    return "\n".join(lines)
-
-
-async def store(url: str, text: str) -> tuple[str, float]:
-    """Store a text through `url` (`hello__echo`, stored whole); its namespace and how long the call took."""
+async def store(url: str, tool: str, arguments: dict[str, Any]) -> tuple[str, float]:
+    """Store a hello tool's answer through `url` (hello is `"off_prompt": "always"`); its namespace and how long
+    the call took."""
     caller = Caller(url, 1)
     try:
         started = time.perf_counter()
-        ok, result = await caller.call("hello__echo", {"text": text})
+        ok, result = await caller.call(tool, arguments)
         seconds = time.perf_counter() - started
     finally:
         await caller.aclose()
@@ -360,9 +345,15 @@ async def store(url: str, text: str) -> tuple[str, float]:
     return str(meta["artifact_namespace"]), seconds
 
 
+def megabyte() -> tuple[str, dict[str, Any]]:
+    # `hello__text`: a large answer to small arguments, as real calls have (memory_list reads each listed
+    # call's arguments whole, so 1 MB texts passed in through `hello__echo` would weigh on every list)
+    return "hello__text", {"n_bytes": 1_000_000}
+
+
 async def store_once(url: str) -> str:
     """Store the ~25 KB text the load reads and wait until it is queryable; its namespace."""
-    namespace, _ = await store(url, stored_text())
+    namespace, _ = await store(url, "hello__echo", {"text": stored_text()})
     caller = Caller(url, 1)
     try:
         deadline = time.monotonic() + 120
@@ -377,9 +368,9 @@ async def store_once(url: str) -> str:
         await caller.aclose()
 
 
-async def store_all(url: str, texts: list[str]) -> list[float]:
-    """Store the texts one after another through the balancer; each store's seconds."""
-    return [(await store(url, text))[1] for text in texts]
+async def store_megabytes(url: str, count: int) -> list[float]:
+    """Store `count` answers of 1 MB one after another through the balancer; each store's seconds."""
+    return [(await store(url, *megabyte()))[1] for _ in range(count)]
 
 
 def query_args(namespace: str) -> dict[str, Any]:
@@ -486,15 +477,15 @@ def wait_chunked(dsn: str, memory_name: str, timeout: float = 600) -> None:
             time.sleep(0.2)
 
 
-def store_and_chunk(run: Run, f: Fleet, url: str, texts: list[str]) -> dict[str, Any]:
-    """Store the texts through the balancer and wait until they are chunked: their embedding, the slow part,
-    then runs under the timed calls."""
+def store_and_chunk(run: Run, f: Fleet, url: str) -> dict[str, Any]:
+    """Store `--megabytes` answers of 1 MB through the balancer and wait until they are chunked: their
+    embedding, the slow part, then runs under the timed calls."""
     begun = time.monotonic()
-    seconds = asyncio.run(store_all(url, texts))
+    seconds = asyncio.run(store_megabytes(url, run.args.megabytes))
     wait_chunked(run.dsn, f.memory_name)
     return {
-        "count": len(texts),
-        "megabytes": round(sum(len(t.encode()) for t in texts) / 1e6, 2),
+        "count": len(seconds),
+        "megabytes": len(seconds),
         "store_p50_ms": round(percentile(seconds, 50) * 1000, 1) if seconds else None,
         "stored_and_chunked_s": round(time.monotonic() - begun, 1),
     }
@@ -530,12 +521,11 @@ def load_phase(run: Run, layout: Layout, round_no: int) -> Driven:
     """One layout under the timed calls while `--megabytes` stored just before are embedded."""
     begun = time.monotonic()
     tag = f"r{round_no}-{layout.tag}"
-    texts = [log_text(f"{tag}-{n}", 1_000_000) for n in range(run.args.megabytes)]
     with fleet(run, layout, tag) as f, nginx(run.nginx, f.addresses, run.scratch / tag / "nginx") as url:
         namespace = asyncio.run(store_once(url))
         # warm-up: every replica reads the text once (its read-through copy) and loads its lazy parts
         asyncio.run(drive(url, namespace, 6 * layout.replicas * len(mix(namespace)), run.args.clients))
-        stored = store_and_chunk(run, f, url, texts)
+        stored = store_and_chunk(run, f, url)
         driven = timed_window(run, f, url, namespace)
     phase = {"round": round_no, "layout": layout.name, "replicas": layout.replicas, "index_workers": layout.indexers}
     driven.row = phase | driven.row | {"stores": stored, "phase_seconds": round(time.monotonic() - begun, 1)}
@@ -656,7 +646,8 @@ def kill_phase(run: Run) -> dict[str, Any]:
     env = {"OFFPROMPT_JOB_LEASE_SECONDS": str(lease)} if lease else {}
     with fleet(run, Layout(1, 2), "kill", env) as f:
         workers = {p.pid for p in f.indexers}
-        namespace, _ = asyncio.run(store(f"http://{f.addresses[0]}/mcp", log_text("kill", run.args.kill_kb * 1024)))
+        text = ("hello__text", {"n_bytes": run.args.kill_kb * 1024})
+        namespace, _ = asyncio.run(store(f"http://{f.addresses[0]}/mcp", *text))
 
         def mid_job(job: Job | None) -> bool:
             return (
@@ -783,7 +774,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--requests", type=int, default=800, help="timed calls per phase")
     parser.add_argument("--clients", type=int, default=8, help="concurrent sessionless clients")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the four load phases")
-    parser.add_argument("--megabytes", type=int, default=8, help="1 MB texts stored during each load phase")
+    parser.add_argument("--megabytes", type=int, default=8, help="1 MB answers stored per load phase")
     parser.add_argument("--lease", type=float, help="the index workers' job lease in the kill phase (default 60 s)")
     parser.add_argument("--kill-kb", type=int, default=128, help="size of the text whose indexer is killed")
     parser.add_argument("--sessions", type=int, default=8, help="session clients per routing")
