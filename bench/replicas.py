@@ -1,6 +1,6 @@
 """Serving replicas on one shared memory behind nginx, with the indexers in them or apart (issues #15, #27).
 
-    python -m bench.replicas [--postgres DSN] [--chroma URL] [--requests 800] [--clients 8] [--rounds 2]
+    python -m bench.replicas [--postgres DSN] [--chroma URL] [--requests 1000] [--clients 8] [--rounds 2]
                              [--megabytes 8] [--lease SECONDS] [--quick] [--out FILE]
 
 Every phase opens a fresh memory in PostgreSQL (its own schema and Chroma collection, dropped afterwards),
@@ -15,10 +15,11 @@ logs in a scratch directory; round-robin with keep-alive), in one of two layouts
 The load is `--clients` concurrent 2026-07-28 clients, sessionless (one self-contained POST per call, no
 `Mcp-Session-Id`, so round-robin is right for them), cycling memory_list / memory_query (lexical) /
 memory_load on one small namespace; every replica is warmed first (its first read copies the text from
-PostgreSQL). Then `--megabytes` answers of 1 MB (`hello__text`, plain text) are stored through the balancer and
-chunked (searchable by their words), and the `--requests` timed calls run while they are embedded, by whoever
-embeds, into a Chroma server (the bench's own `chroma run` unless `--chroma URL`). The clients are raw httpx
-(no SDK models) so they take little of the CPU the replicas need.
+PostgreSQL). Then `--megabytes` answers of 1 MB (`hello__text`, plain text) are stored through the balancer
+and chunked (searchable by their words); once every process that embeds has recorded a batch (its model
+loaded), the `--requests` timed calls run while the embedding goes on, into a Chroma server (the bench's own
+`chroma run` unless `--chroma URL`). The clients are raw httpx (no SDK models) so they take little of the CPU
+the replicas need.
 
 CPU is read per thread from /proc: offprompt runs its indexing threads (and the model's thread pool) niced,
 so a replica's threads at its own niceness are serving ("serving CPU ms/req", per timed call) and its niced
@@ -462,32 +463,57 @@ def memory_figures(f: Fleet) -> dict[str, Any]:
     }
 
 
-def wait_chunked(dsn: str, memory_name: str, timeout: float = 600) -> None:
-    """Until no text of the memory waits to be chunked (searchable by its words; embedding may go on)."""
+def poll_jobs(
+    dsn: str, memory_name: str, query: str, until: Callable[[list[Any]], bool], what: str, timeout: float = 600
+) -> None:
+    """Run `query` on the memory's jobs table (`{jobs}` in it) every 0.2 s until `until(rows)` holds."""
     import psycopg
 
     from offprompt.memory.storage.pg import schema_name
 
-    waiting = f"SELECT 1 FROM \"{schema_name(memory_name)}\".jobs WHERE stage = 'chunk' LIMIT 1"
+    sql = query.format(jobs=f'"{schema_name(memory_name)}".jobs')
     deadline = time.monotonic() + timeout
     with psycopg.connect(dsn, autocommit=True) as conn:
-        while conn.execute(waiting).fetchone() is not None:
+        while not until(conn.execute(sql).fetchall()):
             if time.monotonic() > deadline:
-                raise SystemExit(f"the stored texts were not all chunked within {timeout:.0f} s")
+                raise SystemExit(f"{what} within {timeout:.0f} s")
             time.sleep(0.2)
 
 
+def wait_chunked(dsn: str, memory_name: str) -> None:
+    """Until no text of the memory waits to be chunked (searchable by its words; embedding may go on)."""
+    query = "SELECT 1 FROM {jobs} WHERE stage = 'chunk' LIMIT 1"
+    poll_jobs(dsn, memory_name, query, lambda rows: not rows, "the stored texts were not all chunked")
+
+
+def wait_embedding(dsn: str, memory_name: str, embedders: int) -> None:
+    """Until `embedders` processes have each been seen holding a job with a batch recorded (their model loaded):
+    the timed calls then meet embedding under way, not the one-off loading of the model."""
+    seen: set[str] = set()
+
+    def all_seen(rows: list[Any]) -> bool:
+        seen.update(str(owner) for (owner,) in rows)
+        return len(seen) >= embedders
+
+    query = "SELECT DISTINCT owner FROM {jobs} WHERE stage = 'embed' AND done > 0 AND owner IS NOT NULL"
+    poll_jobs(dsn, memory_name, query, all_seen, f"{embedders} processes did not all start embedding")
+
+
 def store_and_chunk(run: Run, f: Fleet, url: str) -> dict[str, Any]:
-    """Store `--megabytes` answers of 1 MB through the balancer and wait until they are chunked: their
-    embedding, the slow part, then runs under the timed calls."""
+    """Store `--megabytes` answers of 1 MB through the balancer and wait until they are chunked and every
+    embedder is at work on them: their embedding, the slow part, then runs under the timed calls."""
     begun = time.monotonic()
     seconds = asyncio.run(store_megabytes(url, run.args.megabytes))
     wait_chunked(run.dsn, f.memory_name)
+    chunked = time.monotonic() - begun
+    embedders = len(f.indexers) or len(f.serving)  # all-in-one: every replica embeds
+    wait_embedding(run.dsn, f.memory_name, min(embedders, run.args.megabytes))  # a job each, at most
     return {
         "count": len(seconds),
         "megabytes": len(seconds),
         "store_p50_ms": round(percentile(seconds, 50) * 1000, 1) if seconds else None,
-        "stored_and_chunked_s": round(time.monotonic() - begun, 1),
+        "stored_and_chunked_s": round(chunked, 1),
+        "until_every_embedder_is_at_work_s": round(time.monotonic() - begun, 1),
     }
 
 
@@ -771,7 +797,7 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--postgres", help="a PostgreSQL DSN the bench may create schemas in (default: its own)")
     parser.add_argument("--chroma", help="a Chroma server's URL (default: its own `chroma run`)")
-    parser.add_argument("--requests", type=int, default=800, help="timed calls per phase")
+    parser.add_argument("--requests", type=int, default=1000, help="timed calls per phase")
     parser.add_argument("--clients", type=int, default=8, help="concurrent sessionless clients")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the four load phases")
     parser.add_argument("--megabytes", type=int, default=8, help="1 MB answers stored per load phase")
