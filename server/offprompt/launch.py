@@ -28,9 +28,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _import_server() -> None:
-    """What serving over stdio imports before its first answer (the imports in `cli._serve` included)."""
-    import offprompt.cli
-    import offprompt.proxy.downstreams
-    import offprompt.serve.app
-    import offprompt.serve.fastlane
-    import offprompt.serve.stdio  # noqa: F401
+    """What serving over stdio imports before its first answer (the imports in `cli._serve` included). A failure
+    is left to the main thread's import of `cli`, which raises it again with its traceback, once."""
+    try:
+        import offprompt.cli
+        import offprompt.proxy.downstreams
+        import offprompt.serve.app
+        import offprompt.serve.fastlane
+        import offprompt.serve.stdio  # noqa: F401
+    except Exception:  # told by the main thread
+        pass
