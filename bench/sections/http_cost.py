@@ -34,7 +34,7 @@ import psutil
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from bench import peers
-from bench.context import Context
+from bench.context import REPO, Context
 from bench.corpus import mixed_text
 from bench.report import Row, SectionResult, check
 from offprompt.artifacts import TextArtifact
@@ -51,7 +51,11 @@ BARE = "bare MCPServer echo"
 LIST = "offprompt memory_list"
 PROXIED = "offprompt hello__echo (proxied)"
 _CLIENT_INFO = {"name": "bench-http-cost", "version": "1"}
-TOKEN_ENV = "OFFPROMPT_AUTH_TOKEN"  # a token in the caller's shell would make offprompt ask for it
+TOKEN_ENV = "OFFPROMPT_AUTH_TOKEN"
+#: `BENCH_HTTP_COST_BASELINE=<another checkout>/server` serves a second offprompt from that tree, its blocks in
+#: turn with the others': a change's before and after, measured in one run.
+BASELINE_ENV = "BENCH_HTTP_COST_BASELINE"
+BASELINE_SUFFIX = " [baseline tree]"
 
 
 class Wire:
@@ -165,9 +169,8 @@ def _cpu(process: psutil.Process | None) -> float:
     return float(times.user + times.system)
 
 
-def _seed(ctx: Context) -> tuple[Path, str]:
+def _seed(ctx: Context, name: str) -> tuple[Path, str]:
     """A memory with a few stored outputs for memory_list to show, fully indexed before the server opens it."""
-    name = "http-cost"
     with ctx.memory(name) as memory:
         for n in range(5):
             text = TextArtifact(value=mixed_text(2_000 + 500 * n))
@@ -177,24 +180,34 @@ def _seed(ctx: Context) -> tuple[Path, str]:
         return memory.directory.parent, name
 
 
-def _servers(ctx: Context, stack: ExitStack) -> tuple[tuple[str, int], tuple[str, int]]:
-    """Start the bare server and offprompt (hello behind it); their URLs and pids."""
+Served = tuple[str, int]  # URL and pid
+
+
+def _offprompt(ctx: Context, stack: ExitStack, tree: str | None) -> Served:
+    """`offprompt serve --transport http` with hello behind it, from this checkout or from `tree` (a `server`
+    folder), on a memory of its own."""
     scratch = ctx.workdir / "http_cost"
     scratch.mkdir(parents=True, exist_ok=True)
-    data_dir, memory_name = _seed(ctx)
-    config = peers.write_config(scratch / "offprompt.json", {"hello": peers.hello().config()}, {})
-    env = {**os.environ, "PYTHONPATH": peers._pythonpath(), "HF_HUB_OFFLINE": "1"}
-    env.pop(TOKEN_ENV, None)
-    bare = [sys.executable, "-m", "bench.servers.hello_http"]
+    data_dir, memory_name = _seed(ctx, "http-cost" if tree is None else "http-cost-baseline")
+    config = peers.write_config(scratch / f"offprompt-{memory_name}.json", {"hello": peers.hello().config()}, {})
+    env = _env() if tree is None else {**_env(), "PYTHONPATH": os.pathsep.join([str(REPO), tree])}
     # `-m offprompt`, not the venv's script: the script imports whichever tree was installed, this runs this one.
     command = [
         sys.executable, "-m", "offprompt", "serve", "--transport", "http", "--host", "127.0.0.1", "--port", "0",
-        "--config", str(config),
-        "--data-dir", str(data_dir), "--memory-name", memory_name,
+        "--config", str(config), "--data-dir", str(data_dir), "--memory-name", memory_name,
     ]  # fmt: skip
-    bare_served = stack.enter_context(peers.serving_http(bare, env, ready=r"hello-http: serving MCP at (\S+)"))
-    offprompt_served = stack.enter_context(peers.serving_http(command, env))
-    return bare_served, offprompt_served
+    return stack.enter_context(peers.serving_http(command, env))
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": peers._pythonpath(), "HF_HUB_OFFLINE": "1"}
+    env.pop(TOKEN_ENV, None)  # a token in the caller's shell would make offprompt ask for it
+    return env
+
+
+def _bare(stack: ExitStack) -> Served:
+    command = [sys.executable, "-m", "bench.servers.hello_http"]
+    return stack.enter_context(peers.serving_http(command, _env(), ready=r"hello-http: serving MCP at (\S+)"))
 
 
 def _wait_for_tool(wire: Wire, name: str, seconds: float = 60) -> None:
@@ -210,21 +223,18 @@ def _wait_for_tool(wire: Wire, name: str, seconds: float = 60) -> None:
             time.sleep(0.2)
 
 
-def _targets(
-    http: httpx.Client, generation: str, bare: tuple[str, int], offprompt: tuple[str, int]
-) -> Iterator[Target]:
-    bare_process, offprompt_process = psutil.Process(bare[1]), psutil.Process(offprompt[1])
-    children = offprompt_process.children(recursive=True)
-    downstream = children[0] if children else None
-    calls = [
-        (BARE, bare_process, bare[0], "echo", {"text": "hi"}, None),
-        (LIST, offprompt_process, offprompt[0], "memory_list", {"limit": 5}, None),
-        (PROXIED, offprompt_process, offprompt[0], peers.public_name("hello", "echo"), {"text": "hi"}, downstream),
-    ]
-    for label, process, url, tool, arguments, below in calls:
+def _targets(http: httpx.Client, generation: str, bare: Served, offprompts: dict[str, Served]) -> Iterator[Target]:
+    """The bare echo, then memory_list and the proxied echo of each offprompt (`offprompts`: label suffix → it)."""
+    calls: list[tuple[str, Served, str, dict[str, Any]]] = [(BARE, bare, "echo", {"text": "hi"})]
+    for suffix, served in offprompts.items():
+        calls.append((LIST + suffix, served, "memory_list", {"limit": 5}))
+        calls.append((PROXIED + suffix, served, peers.public_name("hello", "echo"), {"text": "hi"}))
+    for label, (url, pid), tool, arguments in calls:
+        process = psutil.Process(pid)
+        children = process.children(recursive=True) if tool != "memory_list" and label != BARE else []
         wire = Wire(http, url, generation)
         wire.open()
-        yield Target(label, process, wire, tool, arguments, below)
+        yield Target(label, process, wire, tool, arguments, children[0] if children else None)
 
 
 def _measure(targets: list[Target], rounds: int, warmup: int) -> None:
@@ -248,7 +258,7 @@ def _rows(res: SectionResult, generation: str, targets: list[Target]) -> None:
         if target.downstream is not None:
             note += f"; the downstream hello spent {target.downstream_cpu / target.calls * 1000:.2f} ms more"
         res.rows.append(Row(f"{target.label}, {generation} client: server CPU", target.cpu_ms, "ms/request", note=note))
-    for label in (LIST, PROXIED):
+    for label in (t.label for t in targets if t is not bare):
         ratio = by_label[label].cpu_ms / bare.cpu_ms
         res.rows.append(
             check(
@@ -256,7 +266,7 @@ def _rows(res: SectionResult, generation: str, targets: list[Target]) -> None:
                 ratio,
                 "x",
                 at_most=TARGET_RATIO,
-                target=f"≤ {TARGET_RATIO}",
+                target=f"≤ {TARGET_RATIO}" if label in (LIST, PROXIED) else "",
             )
         )
     res.data[generation] = {
@@ -281,20 +291,27 @@ def _idle_cpu(processes: dict[str, psutil.Process], seconds: float = 2.0) -> dic
 def run(ctx: Context) -> SectionResult:
     res = SectionResult(NAME, TITLE)
     rounds = ctx.pick(12, 3)
+    baseline = os.environ.get(BASELINE_ENV)
     with ExitStack() as stack:
-        bare, offprompt = _servers(ctx, stack)
+        bare = _bare(stack)
+        offprompts = {"": _offprompt(ctx, stack, None)}
+        if baseline:
+            offprompts[BASELINE_SUFFIX] = _offprompt(ctx, stack, baseline)
+            res.notes.append(f"the rows marked{BASELINE_SUFFIX} ran offprompt from {baseline}")
         http = stack.enter_context(httpx.Client(timeout=60))
-        _wait_for_tool(Wire(http, offprompt[0], MODERN), peers.public_name("hello", "echo"))
+        for url, _ in offprompts.values():
+            _wait_for_tool(Wire(http, url, MODERN), peers.public_name("hello", "echo"))
         for generation in (MODERN, HANDSHAKE):
             ctx.log(f"http_cost: {generation} clients, {rounds} rounds of {BLOCK} calls each")
-            targets = list(_targets(http, generation, bare, offprompt))
+            targets = list(_targets(http, generation, bare, offprompts))
             try:
                 _measure(targets, rounds, warmup=20)
             finally:
                 for target in targets:
                     target.wire.close()
             _rows(res, generation, targets)
-        idle = _idle_cpu({"bare": psutil.Process(bare[1]), "offprompt": psutil.Process(offprompt[1])})
+        processes = {"bare": bare[1], **{f"offprompt{suffix}": pid for suffix, (_, pid) in offprompts.items()}}
+        idle = _idle_cpu({label: psutil.Process(pid) for label, pid in processes.items()})
     res.data["idle_cpu_ms_per_second"] = {k: round(v, 3) for k, v in idle.items()}
     res.notes.append(
         f"server CPU = user + system seconds of the server process (psutil) over blocks of {BLOCK} calls, the three "
