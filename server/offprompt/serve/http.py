@@ -371,7 +371,7 @@ class SessionCap:
         self.idle_seconds = idle_seconds
         #: Sessions admitted but not yet in the manager's registry, per owner: the check and the admission are one
         #: step (no await between them), and a burst of initializes cannot all pass a check made before any
-        #: registered. Released when the request ends, by when its session is registered (or was not made).
+        #: registered. Released when the answer starts, by when its session is registered (or was not made).
         self.reserved: Counter[str | None] = Counter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -396,13 +396,32 @@ class SessionCap:
                 retry = {"Retry-After": str(int(self.idle_seconds))}
                 await error_response(429, "too_many_sessions", message, retry)(scope, receive, send)
                 return
-            self.reserved[key] += 1
-            try:
-                await self.app(scope, receive, send)
-            finally:
-                self.reserved[key] -= 1
+            await self._admit(key, scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    async def _admit(self, key: str | None, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve an opening request with its session reserved until the answer starts: the manager has
+        registered the session by then, and counting it in both places would refuse a session the token may
+        still open (the request goes on a while after its client has the answer)."""
+        self.reserved[key] += 1
+        counted = True
+
+        def release() -> None:
+            nonlocal counted
+            if counted:
+                counted = False
+                self.reserved[key] -= 1
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                release()
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            release()
 
     @staticmethod
     def _opens_session(headers: Headers) -> bool:
