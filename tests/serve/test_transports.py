@@ -7,6 +7,7 @@ import base64
 import io
 import json
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -168,6 +169,42 @@ async def test_a_2026_request_needs_no_session_id(http_server: Served) -> None:
     assert response.status_code == 200, response.text
     assert "mcp-session-id" not in response.headers
     assert {t["name"] for t in response.json()["result"]["tools"]} >= MEMORY_TOOLS
+
+
+def test_the_whitespace_around_a_header_value_is_not_part_of_it(http_server: Served) -> None:
+    """RFC 9110 5.5: `Mcp-Name:   memory_list  ` names memory_list (the parser keeps trailing spaces; offprompt
+    drops them, as h11 did). Sent on a raw socket: HTTP clients refuse to send such a value."""
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "memory_list",
+                "arguments": {},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        }
+    ).encode()
+    parts = re.match(r"http://([^/:]+):(\d+)(/.*)", http_server.url)
+    assert parts is not None
+    host, port, path = parts[1], int(parts[2]), parts[3]
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+        f"Mcp-Method: tools/call\r\nMcp-Name:   memory_list  \r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    with socket.create_connection((host, port), timeout=30) as sock:
+        sock.sendall(head.encode() + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+    assert b'"isError"' not in answer or b'"isError":false' in answer
 
 
 async def test_an_sse_client_lists_and_calls_tools(sse_server: Served) -> None:
