@@ -493,8 +493,7 @@ MAX_FLOWS_SHOWN = 5
 
 
 async def memory_list(memory: TaskMemory, args: ListArgs, owner: str | None) -> mt.CallToolResult:
-    records = await anyio.to_thread.run_sync(memory.recent, args.limit, owner)
-    flows = await anyio.to_thread.run_sync(memory.flows, [r.namespace for r in records])
+    records, flows = await anyio.to_thread.run_sync(_listed, memory, args.limit, owner)
     rows = [describe(r, memory.name, flows.get(r.namespace, ())) for r in records]
     lines = [
         f"{r['artifact_namespace']}  {r['tool']}({json.dumps(r['arguments'], ensure_ascii=False)[:200]})  "
@@ -505,6 +504,12 @@ async def memory_list(memory: TaskMemory, args: ListArgs, owner: str | None) -> 
     if not rows:
         lines.append(f'Memory "{memory.name}" holds nothing yet.')
     return _answer("\n".join(lines), {"namespaces": rows})
+
+
+def _listed(memory: TaskMemory, limit: int, owner: str | None) -> tuple[list[NamespaceRecord], dict[str, list[Flow]]]:
+    """The newest namespaces and where each was passed: one trip to a worker thread, not two."""
+    records = memory.recent(limit, owner)
+    return records, memory.flows([r.namespace for r in records])
 
 
 def _passed_to(flows: list[dict[str, Any]]) -> str:
