@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -257,6 +258,22 @@ def _normal_host(name: str) -> str:
 
 def _host_name(value: str | None) -> str | None:
     """The host name of a `Host` header value, or None when it is not one."""
+    if value is not None and len(value) <= _CACHED_HOST_CHARS:
+        return _cached_host_name(value)
+    return _parse_host_name(value)
+
+
+#: A client sends the same Host with every request, and parsing it (a regex, ipaddress) was most of the guard's
+#: time: the names of the last values seen are kept, those as long as a host name and a port can be.
+_CACHED_HOST_CHARS: Final = 270
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_host_name(value: str) -> str | None:
+    return _parse_host_name(value)
+
+
+def _parse_host_name(value: str | None) -> str | None:
     match = _HOST.fullmatch(value or "")
     if match is None:
         return None
@@ -296,7 +313,8 @@ class RequestGuard:
             response = error_response(403, "forbidden", "Forbidden: requests from this web origin are not allowed.")
             await response(scope, receive, send)
             return
-        scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"authorization"]}
+        if headers.get("authorization") is not None:
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"authorization"]}
         if self.owners:
             owner = self._owner(headers.get("authorization"))
             if owner is None:
