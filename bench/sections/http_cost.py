@@ -14,6 +14,9 @@ offprompt's `memory_list` (a memory holding a few stored outputs), and offprompt
 default policy; its tiny answer passes). What is measured is the server process's CPU seconds (user +
 system, psutil) over each block, divided by its calls: that holds on a busy machine where wall time does
 not. The downstream hello's own CPU is reported beside the proxied call, not in it.
+
+`BENCH_HTTP_COST_BASELINE=<another checkout>/server` serves a second offprompt from that tree, its blocks in
+turn with the others' (a change's before and after in one run); `BENCH_HTTP_COST_ROUNDS` sets the rounds.
 """
 
 from __future__ import annotations
