@@ -264,16 +264,11 @@ def _rows(res: SectionResult, generation: str, targets: list[Target]) -> None:
             note += f"; the downstream hello spent {target.downstream_cpu / target.calls * 1000:.2f} ms more"
         res.rows.append(Row(f"{target.label}, {generation} client: server CPU", target.cpu_ms, "ms/request", note=note))
     for label in (t.label for t in targets if t is not bare):
-        ratio = by_label[label].cpu_ms / bare.cpu_ms
-        res.rows.append(
-            check(
-                f"{label} / {BARE}, {generation} client: server CPU",
-                ratio,
-                "x",
-                at_most=TARGET_RATIO,
-                target=f"≤ {TARGET_RATIO}" if label in (LIST, PROXIED) else "",
-            )
-        )
+        metric, ratio = f"{label} / {BARE}, {generation} client: server CPU", by_label[label].cpu_ms / bare.cpu_ms
+        if label in (LIST, PROXIED):
+            res.rows.append(check(metric, ratio, "x", at_most=TARGET_RATIO, target=f"≤ {TARGET_RATIO}"))
+        else:  # the baseline tree's: for the comparison, not held to the target
+            res.rows.append(Row(metric, ratio, "x"))
     res.data[generation] = {
         t.label: {
             "calls": t.calls,
