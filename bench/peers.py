@@ -99,9 +99,13 @@ def public_name(server: str, tool: str) -> str:
 
 @contextmanager
 def serving_http(
-    command: list[str], env: Mapping[str, str] | None = None, timeout: float = 60
+    command: list[str],
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60,
+    ready: str = r"offprompt: serving MCP at (\S+)",
 ) -> Iterator[tuple[str, int]]:
-    """Run `offprompt serve --transport http …` until the block ends; yields the URL it serves at and its pid."""
+    """Run `offprompt serve --transport http …` (or another HTTP server whose stderr line `ready` names its URL)
+    until the block ends; yields the URL it serves at and its pid."""
     process = subprocess.Popen(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
     )
@@ -112,7 +116,7 @@ def serving_http(
         assert process.stderr is not None
         for line in process.stderr:
             log.append(line)
-            if found := re.search(r"offprompt: serving MCP at (\S+)", line):
+            if found := re.search(ready, line):
                 urls.put(found[1])
         urls.put(None)
 
@@ -123,7 +127,7 @@ def serving_http(
         except queue.Empty:
             url = None
         if url is None:
-            raise RuntimeError("offprompt serve --transport http did not start:\n" + "".join(log[-20:]))
+            raise RuntimeError(f"{' '.join(command[-3:])} did not start:\n" + "".join(log[-20:]))
         yield url, process.pid
     finally:
         process.terminate()

@@ -103,3 +103,40 @@ def test_a_kept_alive_connection_gets_the_header_deadline_for_its_next_request_t
             assert first.startswith(b"HTTP/1.1 ")  # answered, and the connection kept
             sock.sendall(f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n".encode())  # and never the rest
             assert closed_by_server(sock)
+
+
+def test_headers_past_16_kib_are_refused_and_shorter_ones_served(tmp_path: Path) -> None:
+    """h11 capped a request's headers at 16 KiB; httptools has no cap of its own, so offprompt keeps that one: a
+    client cannot make the server hold an endless header in memory while its deadline runs."""
+    command = offprompt_command("serve", "--transport", "http", "--port", "0", "--data-dir", str(tmp_path / "data"))
+    with serving(command, r"offprompt: serving MCP at (\S+)", clean_env()) as served:
+        parts = urlsplit(served.url)
+        start = f"GET /nothing HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+            sock.sendall(f"{start}X-Long: {'a' * 10_000}\r\n\r\n".encode())
+            assert not read_response(sock).startswith(b"HTTP/1.1 400 ")  # under the cap: routed (404)
+        with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+            for _ in range(5):  # in pieces, as a slow client sends them: the cap counts every one
+                sock.sendall(f"{start if _ == 0 else ''}X-Long-{_}: {'a' * 4_000}\r\n".encode())
+            answer = b""
+            while chunk := sock.recv(65536):  # to the end: the server closes the connection after its answer
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 400 ")
+
+
+def test_pipelined_requests_are_all_answered(tmp_path: Path) -> None:
+    """Requests sent back to back on one connection, before any answer: each is answered, in order, and the
+    connection stays open after the last (the header deadline does not start while one is still pending)."""
+    command = offprompt_command("serve", "--transport", "http", "--port", "0", "--data-dir", str(tmp_path / "data"))
+    with serving(command, r"offprompt: serving MCP at (\S+)", clean_env()) as served:
+        parts = urlsplit(served.url)
+        request = f"GET /nothing-{{}} HTTP/1.1\r\nHost: {parts.netloc}\r\n\r\n"
+        with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+            sock.sendall("".join(request.format(n) for n in range(3)).encode())
+            data = b""
+            while data.count(b"HTTP/1.1 404 ") < 3 or not data.endswith(b"Not Found"):  # however the reads split them
+                chunk = sock.recv(65536)
+                assert chunk, f"closed after {data.count(b'HTTP/1.1 ')} answers"
+                data += chunk
+            sock.sendall(request.format(3).encode())
+            assert read_response(sock).startswith(b"HTTP/1.1 404 ")

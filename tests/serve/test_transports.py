@@ -7,6 +7,7 @@ import base64
 import io
 import json
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -28,7 +29,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from offprompt.errors import ConfigError
-from offprompt.serve.http import RequestGuard, TransportSettings, is_loopback, owner_id, parse_tokens
+from offprompt.serve.http import RequestGuard, SessionCap, TransportSettings, is_loopback, owner_id, parse_tokens
 
 from ..serving import Served, clean_env, headers_serving, offprompt_serving, recorded_headers
 from ..support import REPO, noise_png, offprompt_command
@@ -168,6 +169,42 @@ async def test_a_2026_request_needs_no_session_id(http_server: Served) -> None:
     assert response.status_code == 200, response.text
     assert "mcp-session-id" not in response.headers
     assert {t["name"] for t in response.json()["result"]["tools"]} >= MEMORY_TOOLS
+
+
+def test_the_whitespace_around_a_header_value_is_not_part_of_it(http_server: Served) -> None:
+    """RFC 9110 5.5: `Mcp-Name:   memory_list  ` names memory_list (the parser keeps trailing spaces; offprompt
+    drops them, as h11 did). Sent on a raw socket: HTTP clients refuse to send such a value."""
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "memory_list",
+                "arguments": {},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        }
+    ).encode()
+    parts = re.match(r"http://([^/:]+):(\d+)(/.*)", http_server.url)
+    assert parts is not None
+    host, port, path = parts[1], int(parts[2]), parts[3]
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+        f"Mcp-Method: tools/call\r\nMcp-Name:   memory_list  \r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    with socket.create_connection((host, port), timeout=30) as sock:
+        sock.sendall(head.encode() + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+    assert b'"isError"' not in answer or b'"isError":false' in answer
 
 
 async def test_an_sse_client_lists_and_calls_tools(sse_server: Served) -> None:
@@ -682,6 +719,48 @@ async def test_one_token_cannot_take_every_session_and_idle_sessions_close(tmp_p
                         break
                     await anyio.sleep(0.5)
             assert again.status_code == 200
+
+
+class _Registry:
+    """The two registries of the SDK's session manager that `SessionCap` reads."""
+
+    def __init__(self) -> None:
+        self._server_instances: dict[str, object] = {}
+        self._session_owners: dict[str, object] = {}
+
+
+async def test_a_session_is_counted_once_while_its_opening_request_finishes() -> None:
+    """The manager registers a session before it answers, and the opening request goes on a while after its
+    client has the answer: a session counted both as registered and as reserved then refused one the token
+    could still open."""
+    registry, finishing = _Registry(), anyio.Event()
+
+    async def manager(scope: Scope, receive: Receive, send: Send) -> None:
+        registry._server_instances[f"s{len(registry._server_instances)}"] = object()
+        await PlainTextResponse("opened")(scope, receive, send)
+        await finishing.wait()  # answered, and still running
+
+    cap = SessionCap(manager, registry, limit=2, idle_seconds=60)  # type: ignore[arg-type]
+    statuses: list[int] = []
+
+    async def open_one(answered: anyio.Event) -> None:
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+                answered.set()
+
+        await cap({"type": "http", "method": "POST", "headers": []}, receive, send)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):  # each after the one before has its answer and is still finishing; the cap is 2
+            answered = anyio.Event()
+            tg.start_soon(open_one, answered)
+            await answered.wait()
+        finishing.set()
+    assert statuses == [200, 200, 429]
 
 
 async def test_concurrent_initializes_of_one_token_are_admitted_up_to_its_cap_only(tmp_path: Path) -> None:

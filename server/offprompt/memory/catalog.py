@@ -283,7 +283,7 @@ class Catalog:
 
     def used_bytes(self) -> int:
         """What the catalog file uses on disk: its pages in use (free pages are reused) and its WAL."""
-        return sqlite_used_bytes(self._path)
+        return sqlite_used_bytes(self._path, self._sql.free_bytes)
 
     def reclaim(self) -> None:
         self._sql.reclaim()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import anyio.to_thread
@@ -91,6 +92,7 @@ def build_server(
             "offprompt",
             version=__version__,
             instructions=INSTRUCTIONS,
+            get_tool_input_schema=handlers.input_schema,
             on_list_tools=handlers.list_tools,
             on_call_tool=handlers.call_tool,
             on_list_resources=handlers.list_resources,
@@ -148,6 +150,16 @@ class Handlers:
         if self.proxy is not None:
             listed += await self.proxy.list_tools()
         return mt.ListToolsResult(tools=listed)
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """A tool's input schema, for the SDK's `Mcp-Param-*` header check of a 2026-07-28 call: without it the
+        SDK ran the whole tools/list before every call with arguments. A proxied tool's schema is its server's
+        (offprompt's `intent` carries no header); a tool whose server has not listed it yet has none to check."""
+        tool = TOOLS.get(name)
+        if tool is not None:
+            return tools.input_schema(tool.args)
+        route = self.proxy.routes().get(name) if self.proxy is not None else None
+        return route.schema if route is not None else None
 
     async def call_tool(self, ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult | mt.InputRequiredResult:
         caller = Caller(ctx)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -257,6 +258,22 @@ def _normal_host(name: str) -> str:
 
 def _host_name(value: str | None) -> str | None:
     """The host name of a `Host` header value, or None when it is not one."""
+    if value is not None and len(value) <= _CACHED_HOST_CHARS:
+        return _cached_host_name(value)
+    return _parse_host_name(value)
+
+
+#: A client sends the same Host with every request, and parsing it (a regex, ipaddress) was most of the guard's
+#: time: the names of the last values seen are kept, those as long as a host name and a port can be.
+_CACHED_HOST_CHARS: Final = 270
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_host_name(value: str) -> str | None:
+    return _parse_host_name(value)
+
+
+def _parse_host_name(value: str | None) -> str | None:
     match = _HOST.fullmatch(value or "")
     if match is None:
         return None
@@ -296,7 +313,8 @@ class RequestGuard:
             response = error_response(403, "forbidden", "Forbidden: requests from this web origin are not allowed.")
             await response(scope, receive, send)
             return
-        scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"authorization"]}
+        if headers.get("authorization") is not None:
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"authorization"]}
         if self.owners:
             owner = self._owner(headers.get("authorization"))
             if owner is None:
@@ -371,7 +389,7 @@ class SessionCap:
         self.idle_seconds = idle_seconds
         #: Sessions admitted but not yet in the manager's registry, per owner: the check and the admission are one
         #: step (no await between them), and a burst of initializes cannot all pass a check made before any
-        #: registered. Released when the request ends, by when its session is registered (or was not made).
+        #: registered. Released when the answer starts, by when its session is registered (or was not made).
         self.reserved: Counter[str | None] = Counter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -396,13 +414,32 @@ class SessionCap:
                 retry = {"Retry-After": str(int(self.idle_seconds))}
                 await error_response(429, "too_many_sessions", message, retry)(scope, receive, send)
                 return
-            self.reserved[key] += 1
-            try:
-                await self.app(scope, receive, send)
-            finally:
-                self.reserved[key] -= 1
+            await self._admit(key, scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    async def _admit(self, key: str | None, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve an opening request with its session reserved until the answer starts: the manager has
+        registered the session by then, and counting it in both places would refuse a session the token may
+        still open (the request goes on a while after its client has the answer)."""
+        self.reserved[key] += 1
+        counted = True
+
+        def release() -> None:
+            nonlocal counted
+            if counted:
+                counted = False
+                self.reserved[key] -= 1
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                release()
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            release()
 
     @staticmethod
     def _opens_session(headers: Headers) -> bool:

@@ -13,6 +13,7 @@ import re
 import sqlite3
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -95,19 +96,29 @@ def disk_bytes(path: Path) -> int:
     return total
 
 
-def sqlite_used_bytes(path: Path) -> int:
-    """What a SQLite file and its WAL occupy, less the database's free pages (the next writes reuse those)."""
+def sqlite_used_bytes(path: Path, free_bytes: Callable[[], int] | None = None) -> int:
+    """What a SQLite file and its WAL occupy, less the database's free pages (the next writes reuse those).
+    `free_bytes` counts those on a connection already open (`SqliteDb.free_bytes`); without it, one is opened."""
     if not path.exists():
         return 0
     wal = path.with_name(path.name + "-wal")
     occupied = path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
-        try:
-            page_size = int(db.execute("PRAGMA page_size").fetchone()[0])
-            free = int(db.execute("PRAGMA freelist_count").fetchone()[0])
-        finally:
-            db.close()
+        free = free_bytes() if free_bytes is not None else _free_bytes(path)
     except sqlite3.Error:
         return occupied
-    return max(occupied - page_size * free, 0)
+    return max(occupied - free, 0)
+
+
+def _free_bytes(path: Path) -> int:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+    try:
+        return free_pages_bytes(db)
+    finally:
+        db.close()
+
+
+def free_pages_bytes(db: sqlite3.Connection) -> int:
+    """The bytes of a database's free pages, as its connection sees the last committed state."""
+    page_size = int(db.execute("PRAGMA page_size").fetchone()[0])
+    return page_size * int(db.execute("PRAGMA freelist_count").fetchone()[0])

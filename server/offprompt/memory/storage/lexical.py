@@ -196,7 +196,7 @@ class SqliteLexicalIndex:
         self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "synchronous = NORMAL"), readonly=readonly)
 
     def disk_bytes(self) -> int:
-        return sqlite_used_bytes(self._path)
+        return sqlite_used_bytes(self._path, self._sql.free_bytes)
 
     def add(
         self,

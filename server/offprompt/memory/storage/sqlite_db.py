@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from offprompt.memory.storage.files import private_file
+from offprompt.memory.storage.files import free_pages_bytes, private_file
 
 
 class SqliteDb:
@@ -47,6 +47,12 @@ class SqliteDb:
         free (and reused) rather than held by the log."""
         with self.lock:
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def free_bytes(self) -> int:
+        """The database's free pages in bytes, on this connection: opening another for it cost more than the
+        count (every memory_list measures the quota)."""
+        with self.lock:
+            return free_pages_bytes(self.db)
 
     def close(self) -> None:
         with self.lock:
