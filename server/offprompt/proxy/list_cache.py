@@ -27,11 +27,12 @@ from typing import Any
 
 import mcp_types as mt
 
+from offprompt.cache_dir import CACHE_ENV, cache_directory
+
 __all__ = ["CACHE_ENV", "CachedLists", "ListCache", "as_wire", "entry_key"]
 
 logger = logging.getLogger(__name__)
 
-CACHE_ENV = "OFFPROMPT_CACHE_DIR"
 _VERSION = 2  # of the file's shape: a file of another version is ignored (1 held the tools alone)
 
 
@@ -82,12 +83,7 @@ class ListCache:
 
     @classmethod
     def default(cls) -> ListCache:
-        configured = os.environ.get(CACHE_ENV)
-        if configured:
-            return cls(Path(configured).expanduser() / "lists")
-        import platformdirs
-
-        return cls(Path(platformdirs.user_cache_dir("offprompt")) / "lists")
+        return cls(cache_directory("lists"))
 
     def lists(self, key: str) -> CachedLists | None:
         """What the server listed last time, or None (never listed, or the file is unreadable)."""

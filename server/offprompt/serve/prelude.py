@@ -38,6 +38,7 @@ from types import FrameType
 from typing import Any
 
 from offprompt._version import __version__
+from offprompt.cache_dir import cache_directory
 
 __all__ = ["FrontCache", "Handoff", "answer_first_requests"]
 
@@ -76,7 +77,7 @@ class FrontCache:
         settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("OFFPROMPT_"))
         text = json.dumps([_VERSION, __version__, _code(), list(argv), where, settings])
         digest = hashlib.sha256(text.encode() + b"\0" + written).hexdigest()
-        return cls(cache_dir or _default_directory(), digest)
+        return cls(cache_dir or cache_directory("front"), digest)
 
     def _path(self, params: Mapping[str, Any]) -> Path:
         client = json.dumps(params, sort_keys=True, separators=(",", ":"))
@@ -99,6 +100,7 @@ class FrontCache:
     def save(self, params: Mapping[str, Any], initialize: Mapping[str, Any], tools: Mapping[str, Any]) -> None:
         """Keep the real server's answers for the next start (written whole or not at all, mode 0600)."""
         path = self._path(params)
+        tmp: str | None = None
         try:
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{path.stem}.", suffix=".tmp")
@@ -106,8 +108,9 @@ class FrontCache:
                 json.dump({"version": _VERSION, "initialize": initialize, "tools": tools}, out)
             os.replace(tmp, path)
         except OSError:  # a read-only cache, a full disk: the next start answers from the real server
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp)
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             return
         self._prune(keep=path)
 
@@ -117,17 +120,9 @@ class FrontCache:
         old = time.time() - _UNUSED_SECONDS
         for other in self.directory.glob("*.json"):
             with contextlib.suppress(OSError):
-                if other != keep and other.stat().st_atime < old and other.stat().st_mtime < old:
+                seen = other.stat()
+                if other != keep and max(seen.st_atime, seen.st_mtime) < old:
                     other.unlink()
-
-
-def _default_directory() -> Path:
-    configured = os.environ.get("OFFPROMPT_CACHE_DIR")  # the lists cache's setting (proxy.list_cache)
-    if configured:
-        return Path(configured).expanduser() / "front"
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("offprompt")) / "front"
 
 
 def _code() -> list[Any]:
