@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,13 @@ def offprompt_command(*args: str) -> list[str]:
     """The installed `offprompt` console script, run by this interpreter's environment."""
     script = Path(sys.executable).with_name("offprompt")
     return [str(script), *args] if script.exists() else [sys.executable, "-m", "offprompt", *args]
+
+
+def loaded_by(imports: str, watched: Sequence[str]) -> list[str]:
+    """Which of the `watched` packages a fresh interpreter holds after `imports` (a statement, e.g. "import x")."""
+    probe = f"import json, sys; {imports}; print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return sorted(set(json.loads(out)) & set(watched))
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:

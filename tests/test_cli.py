@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from .support import offprompt_command, subprocess_env
+from .support import loaded_by, offprompt_command, subprocess_env
 
 pytestmark = pytest.mark.anyio
 
@@ -39,12 +39,8 @@ async def test_serve_answers_over_stdio(tmp_path: Path) -> None:
 
 def test_starting_does_not_load_chroma_or_the_model() -> None:
     # Clients start their servers at launch; a quick `initialize` needs the heavy parts to load on first use.
-    code = (
-        "import sys, offprompt.cli, offprompt.serve.app, offprompt.memory.task_memory; "
-        "print(sorted(m for m in ('chromadb', 'onnxruntime', 'tokenizers') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    imports = "import offprompt.cli, offprompt.serve.app, offprompt.memory.task_memory"
+    assert loaded_by(imports, ["chromadb", "onnxruntime", "tokenizers"]) == []
 
 
 async def test_an_unreachable_server_is_named_with_its_place_in_the_config(tmp_path: Path) -> None:

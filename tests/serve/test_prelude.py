@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from offprompt.serve.prelude import FrontCache, Handoff, answer_first_requests
-from tests.support import REPO, offprompt_command, subprocess_env
+from tests.support import REPO, loaded_by, offprompt_command, subprocess_env
 
 COUNTER = str(REPO / "tests" / "servers" / "counter.py")
 PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
@@ -262,9 +262,4 @@ def test_a_stale_first_list_is_followed_by_list_changed_and_the_real_one(tmp_pat
 
 def test_the_entry_point_answers_without_loading_the_sdk() -> None:
     """What runs before the prelude's answers: were the SDK or pydantic among it, they would come no sooner."""
-    probe = (
-        "import sys, offprompt.launch; "
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'mcp_types', 'pydantic', 'anyio', 'httpx'}))"
-    )
-    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert loaded.strip() == "[]"
+    assert loaded_by("import offprompt.launch", ["mcp", "mcp_types", "pydantic", "anyio", "httpx"]) == []
