@@ -84,6 +84,21 @@ async def test_memory_list_stays_small_whatever_the_stored_arguments(memory: Tas
     json.dumps(rows)  # still plain JSON for programs
 
 
+async def test_a_listing_reads_the_shown_arguments_and_a_delete_still_reports_them_whole(
+    memory: TaskMemory, client: Client
+) -> None:
+    # memory_list shows 300 characters of each value: it must not read (and parse) a megabyte per row to do so.
+    huge = {"content": "x" * 1_000_000, "path": "/tmp/out.txt"}
+    ref = memory.store([TextArtifact(value="stored")], tool="fs.write", arguments=huge)
+    [listed] = memory.recent(1)
+    assert listed.arguments_cut
+    assert len(json.dumps(listed.arguments)) < 1_000
+    assert listed.arguments["path"] == "/tmp/out.txt"
+    assert memory.get(ref.namespace).arguments == huge  # `memory show` and export have the call whole
+    deleted = meta(await client.call_tool("memory_delete", {"artifact_namespace": ref.namespace}))["deleted"]
+    assert deleted["arguments"]["content"].endswith("… [cut: 1,000,000 characters]")
+
+
 async def test_memory_list_counts_and_cuts_non_ascii_arguments_as_characters(
     memory: TaskMemory, client: Client
 ) -> None:

@@ -13,7 +13,7 @@ import datetime as dt
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -453,31 +453,12 @@ def _timestamp(seconds: float | None) -> str | None:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="seconds")
 
 
-#: memory_list shows each stored call's argument values cut to this many characters (of their JSON) ...
-MAX_ARGUMENT_CHARS = 300
-#: ... and at most this many of them: one answer stays small whatever was stored.
-MAX_ARGUMENTS_SHOWN = 20
-
-
-def shown_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments of a stored call as memory_list shows them: long values cut, with a marker saying so."""
-    shown: dict[str, Any] = {}
-    for key, value in list(arguments.items())[:MAX_ARGUMENTS_SHOWN]:
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        if len(text) > MAX_ARGUMENT_CHARS:
-            value = f"{text[:MAX_ARGUMENT_CHARS]}… [cut: {len(text):,} characters]"
-        shown[key[:MAX_ARGUMENT_CHARS]] = value
-    if len(arguments) > MAX_ARGUMENTS_SHOWN:
-        shown["…"] = f"[{len(arguments) - MAX_ARGUMENTS_SHOWN:,} more arguments not shown]"
-    return shown
-
-
 def describe(record: NamespaceRecord, memory_name: str, flows: Sequence[Flow] = ()) -> dict[str, Any]:
     return {
         "artifact_namespace": record.namespace,
         "memory_name": memory_name,
         "tool": record.tool,
-        "arguments": shown_arguments(record.arguments),
+        "arguments": record.listed_arguments,
         "kinds": record.kinds,
         "tokens": record.tokens,
         "bytes": record.bytes,

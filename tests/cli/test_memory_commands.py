@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from offprompt.artifacts import TextArtifact
-from offprompt.memory.catalog import Catalog
+from offprompt.memory.catalog import Catalog, NamespaceRecord
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
 from .fill import LINES, Session
@@ -169,8 +169,22 @@ def test_an_old_catalog_gains_the_usage_table_and_keeps_its_rows(tmp_path: Path)
     readonly = Catalog(path, readonly=True)
     assert readonly.usage() == []  # read-only, the old file is read as it is
     readonly.close()
+    assert [r.namespace for r in readonly_listing(path)] == ["old1"]  # no `shown` column: the arguments are read
     catalog = Catalog(path)
     catalog.add_usage({(100, "fs", "read", "stored"): (1, 20, 7, 3)})
     assert [r.namespace for r in catalog.newest()] == ["old1"]
     assert [(u.server, u.tool, u.tokens) for u in catalog.usage()] == [("fs", "read", 7)]
+    catalog.add(NamespaceRecord("new1", "fs.write", {"content": "y" * 5_000}, "", 2.0, None, ()))
+    new, old = catalog.newest(whole_arguments=False)
+    assert (new.namespace, new.arguments_cut, old.namespace, old.arguments_cut) == ("new1", True, "old1", False)
+    assert new.listed_arguments["content"].endswith("… [cut: 5,000 characters]")
+    assert catalog.get("new1").arguments == {"content": "y" * 5_000}  # type: ignore[union-attr]
     catalog.close()
+
+
+def readonly_listing(path: Path) -> list[NamespaceRecord]:
+    catalog = Catalog(path, readonly=True)
+    try:
+        return catalog.newest(whole_arguments=False)
+    finally:
+        catalog.close()

@@ -235,3 +235,14 @@ def test_with_a_chroma_server_texts_are_embedded_through_the_queue_and_found_by_
     b.delete(first)
     hits, _ = a.query("how do I brown sliced onions in a pan", None, mode="dense")
     assert first not in {h.namespace for h in hits}
+
+
+def test_another_server_lists_a_huge_call_cut_and_shows_it_whole(open_memory: Callable[..., TaskMemory]) -> None:
+    a, b = open_memory(), open_memory()
+    huge = {"content": "x" * 1_000_000, "path": "/srv/out.txt"}
+    ns = a.store([TextArtifact(value="stored")], tool="fs.write", arguments=huge).namespace
+    [listed] = [r for r in b.recent() if r.namespace == ns]
+    assert listed.arguments_cut
+    assert len(str(listed.arguments)) < 1_000  # the listing read no megabyte
+    assert listed.listed_arguments["content"].endswith("… [cut: 1,000,000 characters]")
+    assert b.get(ns).arguments == huge

@@ -6,6 +6,7 @@ transaction with its items, so a namespace is either listed whole or not at all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Collection, Mapping, Sequence
@@ -21,10 +22,11 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS namespaces (
     namespace TEXT PRIMARY KEY,
     tool TEXT NOT NULL,
-    arguments TEXT NOT NULL,
     owner TEXT NOT NULL DEFAULT '',
     created REAL NOT NULL,
-    expires REAL
+    expires REAL,
+    shown TEXT,
+    arguments TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS items (
     namespace TEXT NOT NULL REFERENCES namespaces(namespace) ON DELETE CASCADE,
@@ -38,6 +40,7 @@ CREATE TABLE IF NOT EXISTS items (
     PRIMARY KEY (namespace, item)
 );
 CREATE INDEX IF NOT EXISTS namespaces_created ON namespaces(created);
+CREATE INDEX IF NOT EXISTS namespaces_expires ON namespaces(expires);
 CREATE TABLE IF NOT EXISTS origins (
     namespace TEXT PRIMARY KEY REFERENCES namespaces(namespace) ON DELETE CASCADE,
     server TEXT NOT NULL,
@@ -68,12 +71,46 @@ CREATE TABLE IF NOT EXISTS usage (
 # `usage` (added in place to catalogs made before it: CREATE ... IF NOT EXISTS runs on every open) counts what
 # passed through per minute, server, tool and kind: "inline" (bytes), "stored" (tokens held, model_tokens of the
 # reference) and "read" (model_tokens of a memory tool's answer). No content, only sizes.
+# `namespaces.shown` (added in place to catalogs made before it) holds the arguments as memory_list shows them,
+# when that is not the arguments themselves: a listing then never reads a megabyte argument to show 300 characters.
+# `arguments` is the last column of a new catalog: SQLite walks a long value's overflow pages to reach the columns
+# after it, so a listing, the TTL sweep and the quota read the small ones without touching it.
 
 
 DUPLICATE_OF = "offprompt_copy_of"
 """Item meta key: this item repeats an earlier one (the SDKs send structuredContent beside its text or image)."""
 BINARY = "offprompt_binary"
 """Item meta key: this JSON item is mostly base64 payloads, kept as it came but not searched or counted as text."""
+
+
+#: memory_list shows each stored call's argument values cut to this many characters (of their JSON) ...
+MAX_ARGUMENT_CHARS = 300
+#: ... and at most this many of them: one answer stays small whatever was stored.
+MAX_ARGUMENTS_SHOWN = 20
+
+
+def shown_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of a stored call as memory_list shows them: long values cut, with a marker saying so."""
+    shown: dict[str, Any] = {}
+    for key, value in list(arguments.items())[:MAX_ARGUMENTS_SHOWN]:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if len(text) > MAX_ARGUMENT_CHARS:
+            value = f"{text[:MAX_ARGUMENT_CHARS]}… [cut: {len(text):,} characters]"
+        shown[key[:MAX_ARGUMENT_CHARS]] = value
+    if len(arguments) > MAX_ARGUMENTS_SHOWN:
+        shown["…"] = f"[{len(arguments) - MAX_ARGUMENTS_SHOWN:,} more arguments not shown]"
+    return shown
+
+
+def arguments_columns(arguments: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The `arguments` and `shown` columns of a call: its whole arguments as JSON, and memory_list's form of
+    them when that differs (None: the listing shows the arguments as they are)."""
+    whole = json.dumps(arguments, ensure_ascii=False, default=str)
+    if len(whole) <= MAX_ARGUMENT_CHARS:  # no value, key or count can be over the limits
+        return whole, None
+    parsed = json.loads(whole)
+    shown = shown_arguments(parsed)
+    return whole, None if shown == parsed else json.dumps(shown, ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +161,13 @@ class NamespaceRecord:
     created: float
     expires: float | None
     items: tuple[ItemRecord, ...]
+    #: True when `arguments` is memory_list's cut form (a listing's record), not the call's whole arguments.
+    arguments_cut: bool = False
+
+    @property
+    def listed_arguments(self) -> dict[str, Any]:
+        """The arguments as memory_list shows them."""
+        return dict(self.arguments) if self.arguments_cut else shown_arguments(self.arguments)
 
     @property
     def kinds(self) -> list[str]:
@@ -152,6 +196,13 @@ class Catalog:
         self._path = path
         self._sql = SqliteDb(path, _SCHEMA, ("journal_mode = WAL", "foreign_keys = ON"), readonly=readonly)
         self.readonly = readonly
+        with self._sql.lock:
+            columns = {row[1] for row in self._sql.db.execute("PRAGMA table_info(namespaces)")}
+            if "shown" not in columns and not readonly:  # a catalog made before the column
+                with contextlib.suppress(sqlite3.OperationalError):  # "duplicate column": another opener added it
+                    self._sql.db.execute("ALTER TABLE namespaces ADD COLUMN shown TEXT")
+                columns.add("shown")
+        self._shown = "shown" in columns
 
     def add_usage(self, rows: Mapping[tuple[int, str, str, str], tuple[int, int, int, int]]) -> None:
         """Add counts, keyed by (minute, server, tool, kind), valued (count, bytes, tokens, model_tokens)."""
@@ -190,15 +241,9 @@ class Catalog:
     def add(self, record: NamespaceRecord, origin: Origin | None = None) -> None:
         with self._sql.transaction() as db:
             db.execute(
-                "INSERT INTO namespaces VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    record.namespace,
-                    record.tool,
-                    json.dumps(record.arguments, ensure_ascii=False, default=str),
-                    record.owner,
-                    record.created,
-                    record.expires,
-                ),
+                "INSERT INTO namespaces (namespace, tool, arguments, owner, created, expires, shown) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                namespace_row(record),
             )
             db.executemany("INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?)", item_rows(record))
             if origin is not None:
@@ -243,13 +288,17 @@ class Catalog:
 
     def get(self, namespace: str) -> NamespaceRecord | None:
         with self._sql.lock:
-            row = self._sql.db.execute("SELECT * FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
+            row = self._sql.db.execute(f"SELECT {WHOLE} FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
             if row is None:
                 return None
             return self._record(row)
 
-    def newest(self, limit: int | None = None, owner: str | None = None) -> list[NamespaceRecord]:
-        sql = "SELECT * FROM namespaces"
+    def newest(
+        self, limit: int | None = None, owner: str | None = None, *, whole_arguments: bool = True
+    ) -> list[NamespaceRecord]:
+        """The newest namespaces first; without `whole_arguments`, each with memory_list's form of its arguments
+        (`arguments_cut`), read without the megabytes a call may have taken."""
+        sql = f"SELECT {WHOLE if whole_arguments or not self._shown else LISTED} FROM namespaces"
         params: list[Any] = []
         if owner is not None:
             sql += " WHERE owner = ?"
@@ -305,6 +354,16 @@ class Catalog:
 
 # Rows as both catalogs (this one and the shared memory's `pgcatalog`) store them.
 
+#: The columns a namespace is read from: with its whole arguments, or with memory_list's form of them.
+WHOLE = "namespace, tool, arguments, owner, created, expires"
+LISTED = "namespace, tool, COALESCE(shown, arguments), owner, created, expires, shown IS NOT NULL"
+
+
+def namespace_row(record: NamespaceRecord) -> tuple[Any, ...]:
+    """The `namespaces` row of a record: namespace, tool, arguments, owner, created, expires, shown."""
+    whole, shown = arguments_columns(record.arguments)
+    return (record.namespace, record.tool, whole, record.owner, record.created, record.expires, shown)
+
 
 def item_rows(record: NamespaceRecord) -> list[tuple[Any, ...]]:
     """The `items` rows of a namespace: namespace, item, kind, name, mime_type, tokens, bytes, meta (JSON)."""
@@ -338,8 +397,9 @@ def item_from_row(fields: Sequence[Any]) -> ItemRecord:
 
 
 def namespace_from_row(row: Sequence[Any], items: Sequence[ItemRecord]) -> NamespaceRecord:
-    """A namespace from its row's namespace, tool, arguments (JSON), owner, created and expires."""
-    namespace, tool, arguments, owner, created, expires = row
+    """A namespace from its row's namespace, tool, arguments (JSON), owner, created and expires (`WHOLE`), and
+    whether those arguments are memory_list's cut form (`LISTED`)."""
+    namespace, tool, arguments, owner, created, expires, *cut = row
     return NamespaceRecord(
         namespace=namespace,
         tool=tool,
@@ -348,4 +408,5 @@ def namespace_from_row(row: Sequence[Any], items: Sequence[ItemRecord]) -> Names
         created=float(created),
         expires=None if expires is None else float(expires),
         items=tuple(items),
+        arguments_cut=bool(cut and cut[0]),
     )

@@ -6,13 +6,14 @@ at all. Deleting it takes its items with it (ON DELETE CASCADE).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 from offprompt.errors import StoreUnavailableError
 from offprompt.memory.catalog import (
+    LISTED,
+    WHOLE,
     Catalog,
     Flow,
     ItemRecord,
@@ -22,6 +23,7 @@ from offprompt.memory.catalog import (
     item_from_row,
     item_rows,
     namespace_from_row,
+    namespace_row,
 )
 from offprompt.memory.storage.pg import PgDatabase
 
@@ -75,6 +77,7 @@ CREATE TABLE IF NOT EXISTS usage (
     model_tokens BIGINT NOT NULL,
     PRIMARY KEY (minute, server, tool, kind)
 );
+ALTER TABLE namespaces ADD COLUMN IF NOT EXISTS shown TEXT;
 """
 _ITEMS: Final = "SELECT item, kind, name, mime_type, tokens, bytes, meta FROM items WHERE namespace = %s ORDER BY item"
 
@@ -126,16 +129,9 @@ class PgCatalog(Catalog):
     def add(self, record: NamespaceRecord, origin: Origin | None = None) -> None:
         with self._db.transaction() as conn:
             conn.execute(
-                "INSERT INTO namespaces (namespace, tool, arguments, owner, created, expires) "
-                "VALUES (%s, %s, %s, %s, %s, %s)",
-                (
-                    record.namespace,
-                    record.tool,
-                    json.dumps(record.arguments, ensure_ascii=False, default=str),
-                    record.owner,
-                    record.created,
-                    record.expires,
-                ),
+                "INSERT INTO namespaces (namespace, tool, arguments, owner, created, expires, shown) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                namespace_row(record),
             )
             with conn.cursor() as cur:
                 cur.executemany("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", item_rows(record))
@@ -167,14 +163,13 @@ class PgCatalog(Catalog):
 
     def get(self, namespace: str) -> NamespaceRecord | None:
         with self._db.connection() as conn:
-            row = conn.execute(
-                "SELECT namespace, tool, arguments, owner, created, expires FROM namespaces WHERE namespace = %s",
-                (namespace,),
-            ).fetchone()
+            row = conn.execute(f"SELECT {WHOLE} FROM namespaces WHERE namespace = %s", (namespace,)).fetchone()
             return None if row is None else self._pg_record(conn, row)
 
-    def newest(self, limit: int | None = None, owner: str | None = None) -> list[NamespaceRecord]:
-        sql = "SELECT namespace, tool, arguments, owner, created, expires FROM namespaces"
+    def newest(
+        self, limit: int | None = None, owner: str | None = None, *, whole_arguments: bool = True
+    ) -> list[NamespaceRecord]:
+        sql = f"SELECT {WHOLE if whole_arguments else LISTED} FROM namespaces"
         params: list[Any] = []
         if owner is not None:
             sql += " WHERE owner = %s"

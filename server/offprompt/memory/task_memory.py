@@ -703,7 +703,7 @@ class TaskMemory:
     def grep(
         self, pattern: str, namespace: str | None = None, max_matches: int = 50, owner: str | None = None
     ) -> tuple[list[LineMatch], bool]:
-        records = [self.get(namespace, owner)] if namespace else self.catalog.newest(owner=owner)
+        records = [self.get(namespace, owner)] if namespace else self.catalog.newest(owner=owner, whole_arguments=False)
         texts = [(r.namespace, i.item) for r in records for i in r.items if _indexed(i)]
         return self.text.grep(pattern, texts, max_matches)
 
@@ -712,7 +712,7 @@ class TaskMemory:
         if limit <= 0:
             raise InvalidArgumentError(f"limit must be at least 1, not {limit}")
         self.expire()
-        return self.catalog.newest(limit, owner)
+        return self.catalog.newest(limit, owner, whole_arguments=False)
 
     def delete(self, namespace: str, owner: str | None = None) -> NamespaceRecord:
         record = self.get(namespace, owner)
@@ -738,7 +738,7 @@ class TaskMemory:
             # The indexes give back less than their share at once (Chroma keeps deleted slots for reuse), so
             # measure again after each round until the memory fits or only the protected are left.
             while (used := self.used_bytes()) > self.max_bytes:
-                records = self.catalog.newest()
+                records = self.catalog.newest(whole_arguments=False)
                 _, charges = self.charges(records)
                 protected = {keep, records[0].namespace} if records else {keep}
                 evictable = [r for r in reversed(records) if r.namespace not in protected]
@@ -778,7 +778,7 @@ class TaskMemory:
         if namespace:
             return [self.get(namespace, owner).namespace]
         if owner is not None:
-            return [r.namespace for r in self.catalog.newest(owner=owner)]
+            return [r.namespace for r in self.catalog.newest(owner=owner, whole_arguments=False)]
         return None
 
     def _delete_payloads(self, namespace: str) -> None:
