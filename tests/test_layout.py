@@ -83,3 +83,19 @@ def test_no_module_imports_another_modules_private_names() -> None:
                 private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
                 offenders += [f"{path.relative_to(PACKAGE)}: {node.module}.{name}" for name in private]
     assert offenders == []
+
+
+def test_the_postgresql_backend_subclasses_nothing_of_the_files_backend() -> None:
+    """Backends are peers: the PostgreSQL classes implement the storage and catalog protocols and compose what
+    both backends share (`local_texts`, `text_query`, `indexing`), so a change to the files backend cannot
+    silently change the shared memory (the text storage and the catalog once were subclasses)."""
+    modules = [*sorted((PACKAGE / "memory" / "storage").glob("pg*.py")), PACKAGE / "memory" / "pgcatalog.py"]
+    assert len(modules) >= 6
+    subclasses = []
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and node.bases:
+                subclasses += [f"{path.name}: {node.name}({ast.unparse(base)})" for base in node.bases]
+    assert subclasses == []
+    imported = set().union(*(_imports(str(path.relative_to(PACKAGE))) for path in modules))
+    assert "offprompt.memory.storage.text" not in imported

@@ -18,7 +18,7 @@ from mcp import Client
 
 from offprompt.artifacts import TextArtifact, from_block
 from offprompt.errors import ConfigError, IncompatibleStoreError
-from offprompt.memory.storage import EmbeddingSpec
+from offprompt.memory.storage import EmbeddingSpec, text_query
 from offprompt.memory.storage import text as text_storage
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 from offprompt.serve.app import build_server
@@ -189,7 +189,7 @@ def test_the_embedder_waits_while_a_text_stored_meanwhile_is_chunked(
 async def test_a_query_over_the_whole_memory_answers_without_waiting_for_others_writes(
     memory: TaskMemory, client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(text_storage, "CHUNKING_WAIT_SECONDS", 3600.0)  # were it to wait, it would wait for good
+    monkeypatch.setattr(text_query, "CHUNKING_WAIT_SECONDS", 3600.0)  # were it to wait, it would wait for good
     earlier = memory.store([TextArtifact(value="Saturn's rings are ice and rock.")], tool="space.facts").namespace
     assert memory.text.wait_chunked(None, 60)  # type: ignore[attr-defined]
     with chunker_held(memory):

@@ -215,6 +215,26 @@ def test_a_servers_local_copies_stay_within_cache_bytes_and_what_went_out_is_rea
     assert reader.grep("line 399 of text 1", stored[1])[0]  # and every read fetches again what it needs
 
 
+def test_a_copy_being_read_is_not_evicted_by_reads_that_fill_the_cache_meanwhile(
+    open_memory: Callable[..., TaskMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = open_memory(index=False)
+    texts = [f"text {n}\n" + "\n".join(f"line {i} of text {n}: {'x' * 40}" for i in range(400)) for n in range(4)]
+    stored = [writer.store([TextArtifact(value=t)], tool="t.x").namespace for t in texts]
+    reader = open_memory(index=False, cache_bytes=2 * len(texts[0].encode()))  # room for about one text
+    grep = reader.text._texts._grep  # type: ignore[attr-defined]
+    real = grep.grep
+
+    def others_read_meanwhile(*args: object, **kwargs: object) -> object:
+        for ns in stored[1:]:  # another caller's reads, while this grep's worker starts: they fill the cache
+            reader.load(ns, 0)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grep, "grep", others_read_meanwhile)
+    matches, _ = reader.grep("line 399 of text 0", stored[0])
+    assert [m.line for m in matches] == [401]  # the copy the grep held stayed; it was not silently skipped
+
+
 INDEX_CONFIG = """{{"offprompt": {{"memory_name": "{name}", "data_dir": "{data}", "postgres": "{dsn}",
   "chroma": {{"mode": "http", "url": "{url}"}}}}, "mcpServers": {{}}}}"""
 

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from offprompt.memory.catalog import Catalog
+from offprompt.memory.catalog import Catalog, CatalogStore
 from offprompt.memory.dirlock import DirectoryLock
 from offprompt.memory.storage import BackendChoice, open_backends
 from offprompt.memory.storage.base import BlobStorage, TextStorage
@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 class MemoryParts:
     """What `TaskMemory` is built from."""
 
-    catalog: Catalog
+    catalog: CatalogStore
     text: TextStorage
     blobs: BlobStorage
     #: The directory's lock, held until the memory closes (None: a memory many servers use at once).

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from offprompt.artifacts import TEXT_KINDS
 from offprompt.memory.storage.files import sqlite_used_bytes
@@ -187,6 +187,47 @@ class NamespaceRecord:
     def bytes(self) -> int:
         """Bytes of its items, a copy of another item not counted again."""
         return sum(i.bytes for i in self.items if DUPLICATE_OF not in i.meta)
+
+
+class CatalogStore(Protocol):
+    """What the task memory keeps of its namespaces, wherever they live: `Catalog` (SQLite, one memory's
+    directory) and `pgcatalog.PgCatalog` (a shared memory's PostgreSQL schema) are its two implementations."""
+
+    readonly: bool
+
+    def add_usage(self, rows: Mapping[tuple[int, str, str, str], tuple[int, int, int, int]]) -> None: ...
+
+    def usage(self, since: float | None = None, until: float | None = None) -> list[UsageRow]: ...
+
+    def count(self) -> int: ...
+
+    def add(self, record: NamespaceRecord, origin: Origin | None = None) -> None: ...
+
+    def origin(self, namespace: str) -> Origin | None: ...
+
+    def add_flows(self, rows: Sequence[tuple[str, Flow]]) -> None: ...
+
+    def flows(self, namespaces: Sequence[str]) -> dict[str, list[Flow]]: ...
+
+    def get(self, namespace: str) -> NamespaceRecord | None: ...
+
+    def newest(
+        self, limit: int | None = None, owner: str | None = None, *, whole_arguments: bool = True
+    ) -> list[NamespaceRecord]: ...
+
+    def expired(self, now: float) -> list[str]: ...
+
+    def total_bytes(self) -> int: ...
+
+    def stored_bytes(self, text_kinds: Collection[str]) -> int: ...
+
+    def used_bytes(self) -> int: ...
+
+    def reclaim(self) -> None: ...
+
+    def remove(self, namespace: str) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class Catalog:

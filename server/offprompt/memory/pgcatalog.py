@@ -14,7 +14,6 @@ from offprompt.errors import StoreUnavailableError
 from offprompt.memory.catalog import (
     LISTED,
     WHOLE,
-    Catalog,
     Flow,
     ItemRecord,
     NamespaceRecord,
@@ -82,10 +81,10 @@ ALTER TABLE namespaces ADD COLUMN IF NOT EXISTS shown TEXT;
 _ITEMS: Final = "SELECT item, kind, name, mime_type, tokens, bytes, meta FROM items WHERE namespace = %s ORDER BY item"
 
 
-class PgCatalog(Catalog):
+class PgCatalog:
     """Namespace and item records in the memory's PostgreSQL schema; safe for many threads and servers."""
 
-    def __init__(self, db: PgDatabase) -> None:  # no super().__init__: nothing of the SQLite file is used
+    def __init__(self, db: PgDatabase) -> None:
         self._db = db
         self.readonly = False
         db.ensure_schema(SCHEMA)

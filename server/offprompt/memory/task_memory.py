@@ -39,7 +39,16 @@ from offprompt.artifacts import (
 )
 from offprompt.errors import InvalidArgumentError, NotFoundError, QuotaError
 from offprompt.memory.backends import open_memory_parts
-from offprompt.memory.catalog import BINARY, DUPLICATE_OF, Catalog, Flow, ItemRecord, NamespaceRecord, Origin
+from offprompt.memory.catalog import (
+    BINARY,
+    DUPLICATE_OF,
+    Catalog,
+    CatalogStore,
+    Flow,
+    ItemRecord,
+    NamespaceRecord,
+    Origin,
+)
 from offprompt.memory.dirlock import DirectoryLock
 from offprompt.memory.outline import Entry, LineIndex, passages
 from offprompt.memory.outline import view as outline_view
@@ -261,7 +270,7 @@ class TaskMemory:
     def __init__(
         self,
         name: str,
-        catalog: Catalog,
+        catalog: CatalogStore,
         text: TextStorage,
         blobs: Storage,
         *,

@@ -13,7 +13,7 @@ import time
 import weakref
 from typing import Final
 
-from offprompt.memory.catalog import Catalog
+from offprompt.memory.catalog import CatalogStore
 
 #: Where memory tools' read-backs are counted: they are offprompt's own tools.
 OWN_SERVER: Final = "offprompt"
@@ -25,7 +25,7 @@ _Key = tuple[int, str, str, str]
 class Usage:
     """Per-minute counts of results passed inline, stored, and read back, flushed to the catalog."""
 
-    def __init__(self, catalog: Catalog, flush_seconds: float = FLUSH_SECONDS) -> None:
+    def __init__(self, catalog: CatalogStore, flush_seconds: float = FLUSH_SECONDS) -> None:
         self._catalog = catalog
         self._flush_seconds = flush_seconds
         self._lock = threading.Lock()

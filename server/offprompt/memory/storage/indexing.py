@@ -8,14 +8,24 @@ threads; the shared one takes them from PostgreSQL's `jobs` table.
 from __future__ import annotations
 
 import itertools
+import json
 import queue
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from offprompt.niceness import lower_this_thread
+import numpy as np
 
-__all__ = ["EMBED_BATCH", "EMBED_SLICE", "EmbedQueue", "IndexJob", "lower_priority", "source_hint"]
+from offprompt.errors import NotFoundError
+from offprompt.memory import chunking
+from offprompt.memory.storage.indexes import LexicalIndex
+from offprompt.memory.storage.lexical import ChunkRecord
+from offprompt.memory.storage.local_texts import LocalTexts
+from offprompt.niceness import lower_this_thread
+from offprompt.tokens import TokenIndex
+
+__all__ = ["EMBED_BATCH", "EMBED_SLICE", "EmbedQueue", "IndexJob", "chunk_item", "lower_priority", "source_hint"]
 
 EMBED_BATCH: Final = 32
 #: The embedder works on one text for at most this many chunks before it looks for a smaller one waiting: a small
@@ -61,3 +71,28 @@ def source_hint(meta: Mapping[str, Any]) -> str:
 def lower_priority() -> None:
     """Indexing yields the CPU to the calls the model is waiting for."""
     lower_this_thread()
+
+
+def chunk_item(texts: LocalTexts, lexical: LexicalIndex, write_lock: threading.Lock, namespace: str, item: int) -> bool:
+    """Cut a stored text into chunks and put them in the lexical index; False if it was deleted meanwhile (or,
+    for a copy of a text kept elsewhere, is not stored any more)."""
+    try:
+        with texts.held(namespace, item) as path:
+            data = path.read_bytes()
+            offsets = TokenIndex.from_bytes(texts.path(namespace, item, ".idx").read_bytes()).offsets
+            sidecar = json.loads(texts.path(namespace, item, ".json").read_bytes())
+    except (FileNotFoundError, NotFoundError):
+        return False
+    chunks = chunking.chunk(data, sidecar["kind"], sidecar.get("hint", ""))
+    starts = np.asarray([c.start for c in chunks], dtype=np.int64)
+    first_tokens = (np.maximum(np.searchsorted(offsets, starts, side="right") - 1, 0)).tolist()
+    records = [
+        ChunkRecord(namespace, item, n, c.start, c.end, int(first_tokens[n]), c.context) for n, c in enumerate(chunks)
+    ]
+    chunk_texts = [data[c.start : c.end].decode("utf-8") for c in chunks]
+    titles = [f"{c.context}\n{c.titles}" for c in chunks]
+    with write_lock:
+        if not texts.path(namespace, item, ".txt").exists():
+            return False
+        lexical.add(namespace, item, records, chunk_texts, titles)
+    return True

@@ -11,8 +11,9 @@ batch recorded as done. Each claim counts `taken` up, and every write of a holde
 fencing token): a holder that lost its lease, stopped past it, writes nothing more.
 
 Each server keeps a read-through copy of the texts it reads in its own data directory (`raw/`, the layout
-`IndexedTextStorage` reads): a stored text never changes, so the copy is good until the namespace is deleted,
-and every read checks the catalog first.
+`local_texts.LocalTexts` reads): a stored text never changes, so the copy is good until the namespace is
+deleted, and every read checks the catalog first. The copies are kept to `cache_bytes`, least recently read
+first out; each read holds its copies while it reads, so the bound never evicts one from under a reader.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ import socket
 import threading
 import time
 import uuid
-from collections import OrderedDict
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,13 +38,14 @@ from offprompt.artifacts import Artifact
 from offprompt.errors import CredentialsRefusedError, InvalidArgumentError, NotFoundError, StoreUnavailableError
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
-from offprompt.memory.storage.base import Candidate, IndexState, LineMatch, SearchMode, StoredItem
+from offprompt.memory.storage.base import IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
 from offprompt.memory.storage.files import FILE_MODE, private_dir
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
-from offprompt.memory.storage.indexing import EMBED_BATCH, EMBED_SLICE, IndexJob, lower_priority, source_hint
+from offprompt.memory.storage.indexing import EMBED_BATCH, EMBED_SLICE, chunk_item, lower_priority, source_hint
 from offprompt.memory.storage.lexical import ChunkRecord
+from offprompt.memory.storage.local_texts import LocalTexts, searchable
 from offprompt.memory.storage.pg import PgDatabase
-from offprompt.memory.storage.text import IndexedTextStorage, searchable
+from offprompt.memory.storage.text_query import TextSearch
 from offprompt.tokens import TokenIndex, index_tokens, well_formed
 
 __all__ = ["NoDenseIndex", "SharedTextStorage"]
@@ -126,17 +128,20 @@ def _copy(path: Path, data: bytes) -> None:
     tmp.replace(path)
 
 
-class _Copies:
-    """This server's copies of stored texts, kept to `limit` bytes: the least recently read go first (a copy is
-    fetched again from the database when it is next read)."""
+class _ReadThrough:
+    """This server's copies of stored texts (the `TextSource` its reads go through), kept to `limit` bytes: a
+    missing one is fetched from the database (`fetch`), the least recently read go first, and a copy a read holds
+    is never evicted under it."""
 
     _SUFFIXES: Final = (".txt", ".idx", ".lines", ".outline.json", ".json")
 
-    def __init__(self, raw: Path, limit: int) -> None:
+    def __init__(self, raw: Path, limit: int, fetch: Callable[[str, int], bool]) -> None:
         self._raw = raw
         self._limit = limit
+        self._fetch = fetch
         self._lock = threading.Lock()
         self._order: OrderedDict[tuple[str, int], int] = OrderedDict()  # oldest read first, with its bytes
+        self._pins: Counter[tuple[str, int]] = Counter()  # copies reads hold now
         self._bytes = 0
         found = []
         for text in raw.glob("*/*.txt") if raw.is_dir() else []:
@@ -145,38 +150,56 @@ class _Copies:
         for _, namespace, item in sorted(found):
             self.added(namespace, item)
 
-    def _size(self, namespace: str, item: int) -> int:
+    @contextlib.contextmanager
+    def held(self, keys: Collection[tuple[str, int]]) -> Iterator[set[tuple[str, int]]]:
+        wanted = set(keys)
+        with self._lock:  # pinned before anything is fetched: no eviction can take a copy between the two
+            self._pins.update(wanted)
+            for key in wanted:
+                if key in self._order:
+                    self._order.move_to_end(key)
+        try:
+            present = {k for k in wanted if self._path(k, ".txt").exists() or self._fetch(*k)}
+            yield present
+        finally:
+            with self._lock:
+                self._pins.subtract(wanted)
+                for key in wanted:
+                    if self._pins[key] <= 0:
+                        del self._pins[key]
+
+    def _path(self, key: tuple[str, int], suffix: str) -> Path:
+        return self._raw / key[0] / f"{key[1]}{suffix}"
+
+    def _size(self, key: tuple[str, int]) -> int:
         total = 0
         for suffix in self._SUFFIXES:
             with contextlib.suppress(FileNotFoundError):
-                total += (self._raw / namespace / f"{item}{suffix}").stat().st_size
+                total += self._path(key, suffix).stat().st_size
         return total
 
     def added(self, namespace: str, item: int) -> None:
-        size = self._size(namespace, item)
+        """A copy was written: count it, and evict the least recently read that no read holds past the bound."""
+        key = (namespace, item)
+        size = self._size(key)
         with self._lock:
-            self._bytes += size - self._order.pop((namespace, item), 0)
-            self._order[(namespace, item)] = size
-            evicted = []
-            while self._bytes > self._limit and len(self._order) > 1:
-                key, old = self._order.popitem(last=False)
-                self._bytes -= old
-                evicted.append(key)
-        for namespace_, item_ in evicted:
-            for suffix in self._SUFFIXES:  # the text first: without it, the copy counts as absent
-                with contextlib.suppress(FileNotFoundError):
-                    (self._raw / namespace_ / f"{item_}{suffix}").unlink()
+            self._bytes += size - self._order.pop(key, 0)
+            self._order[key] = size
+            while self._bytes > self._limit:
+                victim = next((k for k in self._order if k != key and k not in self._pins), None)
+                if victim is None:
+                    break
+                self._bytes -= self._order.pop(victim)
+                # Under the lock: a read that pins it next must find it gone (and fetch it), not half removed.
+                for suffix in self._SUFFIXES:  # the text first: without it, the copy counts as absent
+                    with contextlib.suppress(FileNotFoundError):
+                        self._path(victim, suffix).unlink()
 
     def dropped(self, namespace: str) -> None:
         """The namespace's copies were removed (deleted, or swept)."""
         with self._lock:
             for key in [k for k in self._order if k[0] == namespace]:
                 self._bytes -= self._order.pop(key)
-
-    def read(self, namespace: str, item: int) -> None:
-        with self._lock:
-            if (namespace, item) in self._order:
-                self._order.move_to_end((namespace, item))
 
 
 class NoDenseIndex:
@@ -218,8 +241,10 @@ _NO_VECTORS: Final = (
 )
 
 
-class SharedTextStorage(IndexedTextStorage):
+class SharedTextStorage:
     """Texts in PostgreSQL for any number of servers, with a local read-through copy under `cache`."""
+
+    readonly = False
 
     def __init__(
         self,
@@ -232,17 +257,25 @@ class SharedTextStorage(IndexedTextStorage):
         embed: bool = True,
         cache_bytes: int = 512 * 1024**2,
     ) -> None:
-        super().__init__(cache, lexical, dense, resume=False)
         self._db = db
+        self._raw = cache / "raw"
+        private_dir(self._raw)
+        self._lexical = lexical
+        self._dense = dense
+        self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
+        self._copies = _ReadThrough(self._raw, cache_bytes, self._fetch)
+        self._texts = LocalTexts(self._raw, self._copies, self._write_lock)
+        self._search = TextSearch(lexical, dense, self._texts, self.wait_chunked)
         self._vectors = not isinstance(dense, NoDenseIndex)
         self.server_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.lease_seconds = LEASE_SECONDS
+        self._closed = False
+        self._threads: list[threading.Thread] = []
         self._wake = {"chunk": threading.Event(), "embed": threading.Event()}
         self._held: dict[tuple[str, int], Claim] = {}  # the jobs being worked on, renewed by the heartbeat
         self._lost: set[tuple[str, int]] = set()
         self._held_lock = threading.Lock()
         self._stopping = threading.Event()
-        self._copies = _Copies(self._raw, cache_bytes)
         db.ensure_schema(SCHEMA)
         if index:
             stages = ["chunk", "embed"] if self._vectors and embed else ["chunk"]
@@ -257,6 +290,9 @@ class SharedTextStorage(IndexedTextStorage):
                 thread.daemon = True
                 thread.start()
                 self._threads.append(thread)
+
+    def _path(self, namespace: str, item: int, suffix: str) -> Path:
+        return self._texts.path(namespace, item, suffix)
 
     # -- the local copy --------------------------------------------------------
 
@@ -278,25 +314,6 @@ class SharedTextStorage(IndexedTextStorage):
         _copy(self._path(namespace, item, ".txt"), bytes(data))  # last: its presence means "copied"
         self._copies.added(namespace, item)
         return True
-
-    def _require(self, namespace: str, item: int) -> Path:
-        path = self._path(namespace, item, ".txt")
-        if path.exists():
-            self._copies.read(namespace, item)
-        elif not self._fetch(namespace, item):
-            raise NotFoundError(f"no text stored as item {item} of {namespace!r}")
-        return path
-
-    def _cached(self, pairs: Collection[tuple[str, int]]) -> set[tuple[str, int]]:
-        """Those of `pairs` stored, each copied here if it was not."""
-        present = set()
-        for namespace, item in pairs:
-            try:
-                self._require(namespace, item)
-            except NotFoundError:
-                continue
-            present.add((namespace, item))
-        return present
 
     def sweep_copies(self, min_age: float = _SWEEP_AGE_SECONDS) -> list[str]:
         """Drop this server's copies of namespaces no longer stored (deleted or expired through another server)."""
@@ -350,10 +367,7 @@ class SharedTextStorage(IndexedTextStorage):
         return StoredItem(tokens=index.tokens, bytes=len(data), outline=made)
 
     def load(self, namespace: str, item: int) -> bytes:
-        try:
-            return self._require(namespace, item).read_bytes()
-        except FileNotFoundError:  # its copy went out of the cache between the check and the read
-            return self._require(namespace, item).read_bytes()
+        return self._texts.load(namespace, item)
 
     def delete(self, namespace: str) -> None:
         with self._write_lock:
@@ -398,23 +412,27 @@ class SharedTextStorage(IndexedTextStorage):
     def index_bytes(self) -> int:
         return 0  # the indexes live on the database and Chroma servers, not on this machine's disk
 
+    # -- reading and search: what LocalTexts and TextSearch do, through the copies ------------
+
+    def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window:
+        return self._texts.window(namespace, item, offset, max_tokens)
+
+    def window_at_line(self, namespace: str, item: int, line: int, max_tokens: int) -> Window:
+        return self._texts.window_at_line(namespace, item, line, max_tokens)
+
     def outline(self, namespace: str, item: int) -> list[Entry]:
-        self._require(namespace, item)
-        return super().outline(namespace, item)
+        return self._texts.outline(namespace, item)
 
     def lines(self, namespace: str, item: int) -> LineIndex:
-        self._require(namespace, item)
-        return super().lines(namespace, item)
+        return self._texts.lines(namespace, item)
 
     def token_index(self, namespace: str, item: int) -> TokenIndex:
-        self._require(namespace, item)
-        return super().token_index(namespace, item)
+        return self._texts.token_index(namespace, item)
 
     def grep(
         self, pattern: str, namespaces: Sequence[tuple[str, int]], max_matches: int
     ) -> tuple[list[LineMatch], bool]:
-        present = self._cached(namespaces)
-        return super().grep(pattern, [pair for pair in namespaces if pair in present], max_matches)
+        return self._texts.grep(pattern, namespaces, max_matches)
 
     def query(
         self,
@@ -422,17 +440,14 @@ class SharedTextStorage(IndexedTextStorage):
         namespaces: Collection[str] | None,
         top_k: int,
         mode: SearchMode = "hybrid",
-        **options: Any,
-    ) -> Any:  # whatever the text storage's query gives: its hits
+        *,
+        wait: bool = True,
+    ) -> Ranking:
         if not self._vectors:
             if mode == "dense":
                 raise InvalidArgumentError(_NO_VECTORS)
             mode = "lexical"  # hybrid without vectors is by words
-        return super().query(query, namespaces, top_k, mode, **options)
-
-    def _read_texts(self, candidates: Mapping[str, Candidate]) -> None:
-        self._cached({(c.record.namespace, c.record.item) for c in candidates.values()})
-        super()._read_texts(candidates)
+        return self._search.query(query, namespaces, top_k, mode, wait=wait)
 
     # -- what is still indexing, across servers -------------------------------------
 
@@ -475,15 +490,21 @@ class SharedTextStorage(IndexedTextStorage):
             time.sleep(0.1)
 
     def close(self, wait: float = 10) -> None:
-        super().close(wait)
+        self._texts.close()
+        self.stop_indexing(wait)
+        if not any(t.is_alive() for t in self._threads):
+            self._lexical.close()
         self._db.close()
 
     def stop_indexing(self, timeout: float = 10) -> None:
+        """Stop the indexing threads after the batch they are on (another server, or the next start, goes on)."""
         self._closed = True
         self._stopping.set()
         for wake in self._wake.values():
             wake.set()
-        super().stop_indexing(timeout)
+        deadline = time.monotonic() + timeout  # one wait for all of them, not one each
+        for thread in self._threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     # -- the queue -------------------------------------------------------------------
 
@@ -583,7 +604,7 @@ class SharedTextStorage(IndexedTextStorage):
         namespace, item = claim.namespace, claim.item
         if claim.stage == "chunk":
             try:
-                chunked = self._cached({(namespace, item)}) and self._chunk(IndexJob(namespace, item, fresh=False))
+                chunked = chunk_item(self._texts, self._lexical, self._write_lock, namespace, item)
             except StoreUnavailableError:
                 raise
             except Exception:
@@ -652,11 +673,12 @@ class SharedTextStorage(IndexedTextStorage):
         """Embed the next slice of the item's chunks, noting each batch as done; where the next slice starts,
         or None when all are in (or the job is no longer this server's)."""
         namespace, item, done = claim.namespace, claim.item, claim.done
-        if not self._cached({(namespace, item)}):
+        try:
+            data = self._texts.load(namespace, item)
+        except NotFoundError:
             with self._db.connection() as conn:
                 self._finish(conn, claim)
             return None
-        data = self._path(namespace, item, ".txt").read_bytes()
         records = self._lexical.chunks(namespace, item)
         if done == 0:
             self._dense.delete_item(namespace, item)  # vectors of a server that died mid-job

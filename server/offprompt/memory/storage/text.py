@@ -10,12 +10,8 @@ the chunks with their terms to the lexical index (about half a second for
 so a just-stored result is found by its words at once; until the embedder is
 done too, `pending()` names the namespace.
 
-`query` ranks in one of three modes: `dense` (cosine similarity of the
-embeddings: finds paraphrases), `lexical` (BM25 over words and identifiers)
-or `hybrid` (both scores, normalised and combined: see :func:`_fuse`). In
-`lexical` and `hybrid`, a chunk that contains an identifier the query names
-(``ERR_CONN_RESET``, ``TimeoutExpired``, a path) ranks above every chunk that
-doesn't, as grep would find it.
+Reads (windows, lines, outlines, grep) go through `local_texts.LocalTexts`, queries through
+`text_query.TextSearch`: the shared memory's storage (`pg_text.py`) composes the same two.
 
 Layout under `root`: raw/{namespace}/{item}.txt .idx (uint32 token offsets)
 .lines (uint32 line starts, then the size) .json (kind, hint) .outline.json (the outline, made at store
@@ -34,87 +30,42 @@ import shutil
 import threading
 import time
 import weakref
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final, get_args
-
-import numpy as np
+from typing import Any, Final
 
 from offprompt.artifacts import Artifact
-from offprompt.errors import (
-    ConfigError,
-    CredentialsRefusedError,
-    IncompatibleStoreError,
-    InvalidArgumentError,
-    NotFoundError,
-)
+from offprompt.errors import CredentialsRefusedError, NotFoundError
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
-from offprompt.memory.storage.base import Candidate, Hit, IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
-from offprompt.memory.storage.coverage import coverage
+from offprompt.memory.storage.base import IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
 from offprompt.memory.storage.files import private_dir, write_atomically
-from offprompt.memory.storage.grep import GrepWorkers
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.indexing import (
     EMBED_BATCH,
     EMBED_SLICE,
     EmbedQueue,
     IndexJob,
+    chunk_item,
     lower_priority,
     source_hint,
 )
-from offprompt.memory.storage.lexical import ChunkRecord, identifiers
+from offprompt.memory.storage.local_texts import LocalTexts, OnDisk, searchable
+from offprompt.memory.storage.text_query import PERMANENT_FAILURES, TextSearch, describe_failure
 from offprompt.tokens import TokenIndex, index_tokens, well_formed
 
 __all__ = ["ChromaLocation", "EmbeddingSpec", "IndexState", "IndexedTextStorage", "collection_name", "searchable"]
 
 logger = logging.getLogger(__name__)
 
-MODES: Final = get_args(SearchMode)
-
-#: Candidates each ranking contributes before fusion.
-CANDIDATES: Final = 50
-#: In hybrid mode, the weight of the normalised dense score; the lexical one gets the rest. Then the share of
-#: the query's words a chunk holds (`coverage.py`) is added with its own weight. Tuned on the retrieval eval's dev
-#: questions only (bench/retrieval/eval.py; the held-out ones were written before and never tuned on).
-DENSE_WEIGHT: Final = 0.6
-COVERAGE_WEIGHT: Final = 0.4
-#: How long a query waits for just-stored text to reach the lexical index.
-CHUNKING_WAIT_SECONDS: Final = 0.5  # then the task memory ranks what is still unchunked on the spot
 #: How long the embedder yields, between two batches, to a stored text waiting for the chunker.
 EMBEDDER_YIELD_SECONDS: Final = 10.0
 #: With the dense index unreachable (a Chroma server down, the embedding function failing), the embedder keeps
 #: its texts and tries again after this long, doubling up to the cap: they are embedded once it is back.
 RETRY_FIRST_SECONDS: Final = 1.0
 RETRY_MAX_SECONDS: Final = 30.0
-#: Failures that retrying won't mend: the configuration is wrong.
-_PERMANENT = (ConfigError, IncompatibleStoreError)
-_OFFSET_BYTES = 4
-
-
-def searchable(context: str, text: str) -> str:
-    """What a chunk is indexed as: its context line, then its text."""
-    return f"{context}\n{text}" if context else text
-
-
-def _fuse(candidates: Sequence[Candidate]) -> None:
-    """Hybrid scores: a convex combination of the two scores, each normalised over the candidates, plus the
-    chunk's coverage of the query.
-
-    BM25 is divided by the best BM25 (0 stays "no shared word"); similarity is min-max scaled, since cosine
-    values of one model crowd a narrow band. Unlike rank fusion, a clear winner of one ranking stays ahead of
-    chunks both rankings find middling. Coverage lifts the chunk that holds most of the question over one that
-    repeats a single word of it.
-    """
-    top = max((c.scores.get("lexical", 0.0) for c in candidates), default=0.0)
-    similar = [c.scores["dense"] for c in candidates if "dense" in c.scores]
-    low, high = (min(similar), max(similar)) if similar else (0.0, 0.0)
-    for c in candidates:
-        lexical = c.scores.get("lexical", 0.0) / top if top > 0 else 0.0
-        dense = (c.scores["dense"] - low) / (high - low) if "dense" in c.scores and high > low else 0.0
-        c.score = DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical + COVERAGE_WEIGHT * c.coverage
 
 
 class IndexedTextStorage:
@@ -135,13 +86,16 @@ class IndexedTextStorage:
         self._lexical = lexical
         self._dense = dense
         self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
+        self._texts = LocalTexts(self._raw, OnDisk(self._raw), self._write_lock, readonly=readonly)
+        self._search = TextSearch(
+            lexical, dense, self._texts, self.wait_chunked, self._dense_answered, readonly=readonly
+        )
         self._state = threading.Condition()  # guards the pending counts below
         self._pending_lexical: dict[str, int] = {}
         self._pending_dense: dict[str, int] = {}
         self._chunk_queue: queue.Queue[IndexJob | None] = queue.Queue()
         self._embed_queue = EmbedQueue()
         self._threads: list[threading.Thread] = []
-        self._grep = GrepWorkers()
         self._closed = False
         #: Wakes the embedder from its back-off: at close, or when a query reached the dense index again.
         self._retry = threading.Event()
@@ -175,13 +129,7 @@ class IndexedTextStorage:
         return sorted(p for p in self._raw.glob("*/*.json") if p.stem.isdigit())
 
     def _path(self, namespace: str, item: int, suffix: str) -> Path:
-        return self._raw / namespace / f"{item}{suffix}"
-
-    def _require(self, namespace: str, item: int) -> Path:
-        path = self._path(namespace, item, ".txt")
-        if not path.exists():
-            raise NotFoundError(f"no text stored as item {item} of {namespace!r}")
-        return path
+        return self._texts.path(namespace, item, suffix)
 
     # -- Storage -------------------------------------------------------------
 
@@ -209,7 +157,7 @@ class IndexedTextStorage:
         return StoredItem(tokens=index.tokens, bytes=len(data), outline=made)
 
     def load(self, namespace: str, item: int) -> bytes:
-        return self._require(namespace, item).read_bytes()
+        return self._texts.load(namespace, item)
 
     def delete(self, namespace: str) -> None:
         with self._write_lock:
@@ -262,121 +210,27 @@ class IndexedTextStorage:
         """What the search indexes occupy on this machine's disk (0 for one that lives elsewhere)."""
         return self._lexical.disk_bytes() + self._dense.disk_bytes()
 
-    # -- reading -------------------------------------------------------------
+    # -- reading and search: what LocalTexts and TextSearch do ---------------------
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window:
-        text_path = self._require(namespace, item)
-        idx_path = self._path(namespace, item, ".idx")
-        total = idx_path.stat().st_size // _OFFSET_BYTES - 1
-        if offset < 0 or (offset >= total and not (offset == 0 and total == 0)):
-            raise InvalidArgumentError(
-                f"offset {offset} is past the end: item {item} of {namespace!r} has {total} tokens "
-                f"(offsets 0 to {max(total - 1, 0)})"
-            )
-        if max_tokens <= 0:
-            raise InvalidArgumentError(f"max_tokens must be at least 1, not {max_tokens}")
-        end = min(offset + max_tokens, total)
-        with open(idx_path, "rb") as f:
-            start_byte = _read_offset(f, offset)
-            end_byte = _read_offset(f, end)
-        with open(text_path, "rb") as f:
-            f.seek(start_byte)
-            text = f.read(end_byte - start_byte).decode("utf-8")
-        lines = self.lines(namespace, item)
-        return Window(
-            text=text,
-            offset=offset,
-            next_offset=end if end < total else None,
-            total_tokens=total,
-            line=lines.line_at(start_byte),
-            end_line=lines.line_at(max(end_byte - 1, start_byte)),
-            next_line=lines.starts_line(end_byte) if end < total else None,
-        )
+        return self._texts.window(namespace, item, offset, max_tokens)
 
     def window_at_line(self, namespace: str, item: int, line: int, max_tokens: int) -> Window:
-        lines = self.lines(namespace, item)
-        if not 1 <= line <= lines.lines:
-            raise InvalidArgumentError(
-                f"line {line} is past the end: item {item} of {namespace!r} has lines 1 to {lines.lines}"
-            )
-        if max_tokens <= 0:
-            raise InvalidArgumentError(f"max_tokens must be at least 1, not {max_tokens}")
-        index = self.token_index(namespace, item)
-        start_byte = lines.start_of(line)
-        first = index.token_at(start_byte)
-        end = min(first + max_tokens, index.tokens)
-        end_byte = int(index.offsets[end])
-        next_line: int | None = None
-        if end < index.tokens:
-            # End at the last line break in reach, so the next read starts at a line as well.
-            last = lines.line_at(end_byte)
-            if lines.start_of(last) > start_byte:
-                end_byte, next_line = lines.start_of(last), last
-                end = index.token_at(end_byte)
-        with open(self._path(namespace, item, ".txt"), "rb") as f:
-            f.seek(start_byte)
-            text = f.read(end_byte - start_byte).decode("utf-8")
-        return Window(
-            text=text,
-            offset=first,
-            next_offset=end if end_byte < lines.size else None,
-            total_tokens=index.tokens,
-            line=line,
-            end_line=lines.line_at(max(end_byte - 1, start_byte)),
-            next_line=next_line,
-        )
+        return self._texts.window_at_line(namespace, item, line, max_tokens)
 
     def outline(self, namespace: str, item: int) -> list[Entry]:
-        path = self._path(namespace, item, ".outline.json")
-        try:
-            return outline.loads(path.read_bytes())
-        except FileNotFoundError:
-            pass
-        data = self._require(namespace, item).read_bytes()
-        sidecar = json.loads(self._path(namespace, item, ".json").read_bytes())
-        entries = outline.build(data, sidecar["kind"], sidecar.get("hint", ""), self.token_index(namespace, item))
-        if self.readonly:
-            return entries  # the command line beside a server: made, not written
-        with self._write_lock:
-            if self._path(namespace, item, ".txt").exists():
-                write_atomically(path, outline.dumps(entries))
-        return entries
+        return self._texts.outline(namespace, item)
 
     def lines(self, namespace: str, item: int) -> LineIndex:
-        """Where each line starts, stored with the text (found again for a text stored without it)."""
-        try:
-            return LineIndex.from_bytes(self._path(namespace, item, ".lines").read_bytes())
-        except FileNotFoundError:
-            return LineIndex.of(self._require(namespace, item).read_bytes())
+        return self._texts.lines(namespace, item)
 
     def token_index(self, namespace: str, item: int) -> TokenIndex:
-        self._require(namespace, item)
-        return TokenIndex.from_bytes(self._path(namespace, item, ".idx").read_bytes())
+        return self._texts.token_index(namespace, item)
 
     def grep(
         self, pattern: str, namespaces: Sequence[tuple[str, int]], max_matches: int
     ) -> tuple[list[LineMatch], bool]:
-        """Lines matching `pattern`, searched in a worker process under a time limit (see `grep.py`)."""
-        if max_matches <= 0:
-            raise InvalidArgumentError(f"max_matches must be at least 1, not {max_matches}")
-        files = [(self._path(namespace, item, ".txt"), namespace, item) for namespace, item in namespaces]
-        found, truncated = self._grep.grep(pattern, files, max_matches, MAX_LINE_CHARS)
-        indexes: dict[tuple[str, int], TokenIndex] = {}
-        matches: list[LineMatch] = []
-        for m in found:
-            key = (m.namespace, m.item)
-            if key not in indexes:
-                try:
-                    # Mapped, not read: a hit costs a few pages of the index, not all of it.
-                    offsets = np.memmap(self._path(m.namespace, m.item, ".idx"), dtype="<u4", mode="r")
-                except (OSError, ValueError):
-                    continue  # deleted since the worker read it
-                indexes[key] = TokenIndex(offsets)
-            offset = indexes[key].token_at(m.at)
-            matches.append(LineMatch(namespace=m.namespace, item=m.item, line=m.line, offset=offset, text=m.text))
-        return matches, truncated
-
-    # -- search --------------------------------------------------------------
+        return self._texts.grep(pattern, namespaces, max_matches)
 
     def query(
         self,
@@ -387,118 +241,11 @@ class IndexedTextStorage:
         *,
         wait: bool = True,
     ) -> Ranking:
-        """The `top_k` chunks that best answer `query` in `mode`, best first. With `wait`, first wait briefly
-        for these namespaces to reach the lexical index. With the dense index unreachable, `dense` and `hybrid`
-        rank by words and say why."""
-        if top_k <= 0:
-            raise InvalidArgumentError(f"top_k must be at least 1, not {top_k}")
-        if not query.strip():
-            raise InvalidArgumentError("query is empty: say what you are looking for")
-        if mode not in MODES:
-            raise InvalidArgumentError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        if self.readonly and mode != "lexical":
-            raise InvalidArgumentError("a read-only view of a memory searches by words only: use mode lexical")
-        if namespaces is not None and not namespaces:
-            return Ranking([])
-        depth = max(CANDIDATES, 2 * top_k)
-        candidates: dict[str, Candidate] = {}
+        return self._search.query(query, namespaces, top_k, mode, wait=wait)
 
-        def collect(name: str, ranked: Sequence[tuple[ChunkRecord, float]], documents: Sequence[str] = ()) -> None:
-            for k, (record, score) in enumerate(ranked):
-                found = candidates.setdefault(record.id, Candidate(record))
-                found.scores[name] = score
-                if record.start < 0 and k < len(documents):
-                    # A vector written without a span (by an earlier version, until it is re-embedded): the
-                    # document stored with it is its text.
-                    found.text = documents[k]
-
-        names: list[str] = []
-
-        def by_words() -> None:
-            nonlocal names
-            if wait:
-                self.wait_chunked(namespaces, CHUNKING_WAIT_SECONDS)
-            collect("lexical", [(h.record, h.score) for h in self._lexical.search(query, namespaces, depth)])
-            names = identifiers(query)
-            if names:
-                # Chunks naming the identifiers, even where the query's other words would not rank them high.
-                named = self._lexical.search(query, namespaces, depth, require_any=names)
-                collect("lexical", [(h.record, h.score) for h in named])
-
-        if mode != "dense":
-            by_words()
-        vector: Sequence[float] | None = None
-        unavailable = ""
-        if mode != "lexical":
-            try:
-                vector = self._dense.embed_query(chunking.for_embedding(query))
-                nearest = self._dense.search(vector, namespaces, depth)
-            except Exception as exc:  # any client's, any model's failure: answer by words rather than not at all
-                if isinstance(exc, _PERMANENT) and not isinstance(exc, CredentialsRefusedError):
-                    raise
-                unavailable = str(exc) if isinstance(exc, CredentialsRefusedError) else _describe(exc)
-                logger.warning("search by meaning failed, answering by words: %s", unavailable)
-                vector = None
-                if mode == "dense":
-                    by_words()
-                mode = "lexical"
-            else:
-                collect("dense", [(r, score) for r, score, _ in nearest], [doc for _, _, doc in nearest])
-                if self._outage:
-                    self._retry.set()  # the index is back: the embedder need not sleep out its back-off
-
-        self._read_texts(candidates)
-        found = [c for c in candidates.values() if c.text]
-        for c in found:
-            # Exact and case-sensitive, as grep matches: "JavaScript" in a question is not "libjavascriptcore".
-            c.named = sum(1 for name in names if name in c.text or name in c.record.context)
-        if mode == "hybrid":
-            self._complete(query, vector, found)
-            shares = coverage(query, [searchable(c.record.context, c.text) for c in found])
-            for c, share in zip(found, shares, strict=True):
-                c.coverage = share
-            _fuse(found)
-        else:
-            for c in found:
-                c.score = c.scores.get(mode, 0.0)
-        best = sorted(found, key=lambda c: (c.named, c.score), reverse=True)[:top_k]
-        hits = [
-            Hit(c.record.namespace, c.record.item, c.record.offset, round(c.score, 4), c.text, c.record.start)
-            for c in best
-        ]
-        return Ranking(hits, by_words=unavailable)
-
-    def _complete(self, query: str, vector: Sequence[float] | None, found: Sequence[Candidate]) -> None:
-        """Give each candidate both scores: BM25 to those found by meaning, similarity to those found by words."""
-        lexical = self._lexical.scores(query, [c.record for c in found if "lexical" not in c.scores])
-        missing = [c.record for c in found if "dense" not in c.scores]
-        try:
-            dense = self._dense.similarities(vector, missing) if vector is not None else {}
-        except _PERMANENT:
-            raise
-        except Exception as exc:  # gone since the search a moment ago: these rank by their words
-            logger.warning("similarities of the chunks found by words failed: %s", _describe(exc))
-            dense = {}
-        for c in found:
-            c.scores.setdefault("lexical", lexical.get(c.record.id, 0.0))
-            if c.record.id in dense:
-                c.scores["dense"] = dense[c.record.id]
-
-    def _read_texts(self, candidates: Mapping[str, Candidate]) -> None:
-        """Each candidate's exact text from the raw file; a deleted one stays empty."""
-        by_file: dict[tuple[str, int], list[Candidate]] = {}
-        for c in candidates.values():
-            by_file.setdefault((c.record.namespace, c.record.item), []).append(c)
-        for (namespace, item), found in by_file.items():
-            try:
-                with open(self._path(namespace, item, ".txt"), "rb") as f:
-                    for c in found:
-                        if c.record.start >= 0:
-                            f.seek(c.record.start)
-                            c.text = f.read(c.record.end - c.record.start).decode("utf-8", errors="replace")
-            except FileNotFoundError:
-                for c in found:
-                    c.text = ""  # deleted while its chunks were still being dropped
+    def _dense_answered(self) -> None:
+        if self._outage:
+            self._retry.set()  # the index is back: the embedder need not sleep out its back-off
 
     def _get_collection(self) -> Any:
         """The Chroma collection (opened if need be); bench/vectors.py writes pre-computed vectors into it."""
@@ -534,7 +281,7 @@ class IndexedTextStorage:
         if self.readonly:
             self._lexical.close()
             return
-        self._grep.close()
+        self._texts.close()
         self.stop_indexing(wait)
         if not any(t.is_alive() for t in self._threads):
             self._lexical.close()
@@ -604,7 +351,7 @@ class IndexedTextStorage:
             try:
                 rest = self._embed(job)
             except Exception as exc:
-                down = "" if isinstance(exc, _PERMANENT) else self._dense_down()
+                down = "" if isinstance(exc, PERMANENT_FAILURES) else self._dense_down()
                 if down and not self._closed:
                     # Not this text's fault: keep it (and its place) until the index is back.
                     if not self._outage:
@@ -619,7 +366,7 @@ class IndexedTextStorage:
                     self._retry.wait(delay)
                     delay = min(2 * delay, RETRY_MAX_SECONDS)
                     continue
-                if not isinstance(exc, _PERMANENT) and not job.retried and not self._closed:
+                if not isinstance(exc, PERMANENT_FAILURES) and not job.retried and not self._closed:
                     # The index answered the check: it may have come back just now. One more try tells.
                     self._embed_queue.put(replace(job, retried=True), self._chunk_count(job) - job.done)
                     continue
@@ -642,31 +389,11 @@ class IndexedTextStorage:
         try:
             self._dense.check()
         except Exception as exc:
-            return _describe(exc)
+            return describe_failure(exc)
         return ""
 
     def _chunk(self, job: IndexJob) -> bool:
-        """Cut the item into chunks and put them in the lexical index; False if it was deleted meanwhile."""
-        try:
-            data = self._path(job.namespace, job.item, ".txt").read_bytes()
-            offsets = TokenIndex.from_bytes(self._path(job.namespace, job.item, ".idx").read_bytes()).offsets
-            sidecar = json.loads(self._path(job.namespace, job.item, ".json").read_bytes())
-        except FileNotFoundError:
-            return False
-        chunks = chunking.chunk(data, sidecar["kind"], sidecar.get("hint", ""))
-        starts = np.asarray([c.start for c in chunks], dtype=np.int64)
-        first_tokens = (np.maximum(np.searchsorted(offsets, starts, side="right") - 1, 0)).tolist()
-        records = [
-            ChunkRecord(job.namespace, job.item, n, c.start, c.end, int(first_tokens[n]), c.context)
-            for n, c in enumerate(chunks)
-        ]
-        texts = [data[c.start : c.end].decode("utf-8") for c in chunks]
-        titles = [f"{c.context}\n{c.titles}" for c in chunks]
-        with self._write_lock:
-            if not self._path(job.namespace, job.item, ".txt").exists():
-                return False
-            self._lexical.add(job.namespace, job.item, records, texts, titles)
-        return True
+        return chunk_item(self._texts, self._lexical, self._write_lock, job.namespace, job.item)
 
     def _outline_made(self, job: IndexJob) -> bool:
         """Make the item's outline if the store did not need it (~0.1-0.3 s for 1 MB); False if it was deleted."""
@@ -739,18 +466,3 @@ def _stop_indexing_at_exit() -> None:
 
 def _at(job: IndexJob) -> tuple[int, str]:
     return job.item, job.namespace
-
-
-def _describe(exc: BaseException) -> str:
-    """An exception in one line, for the model and the log: its type and the start of its message."""
-    message = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {message[:200]}" if message else type(exc).__name__
-
-
-def _read_offset(f: Any, token: int) -> int:
-    f.seek(token * _OFFSET_BYTES)
-    return int.from_bytes(f.read(_OFFSET_BYTES), "little")
-
-
-#: A grep hit longer than this shows the part around the match.
-MAX_LINE_CHARS = 400

@@ -1,0 +1,232 @@
+"""Stored texts read back from a directory on this machine: token windows, line windows, outlines, grep, and the
+texts of a query's candidates.
+
+Both text storages read this way. The files storage's directory is where its texts live; the shared memory's is
+this server's read-through copy of texts kept in PostgreSQL. Which texts are on disk, and whether a missing one
+can be fetched first, is the `TextSource`'s: every read holds its texts through it for as long as it reads, so
+a copy evicted to keep the cache bound is never pulled from under a reader.
+
+Layout under `raw`: {namespace}/{item}.txt (the UTF-8 bytes), .idx (uint32 token offsets, then the size),
+.lines (uint32 line starts, then the size), .json (kind, hint, searchable), .outline.json (the outline).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+import numpy as np
+
+from offprompt.errors import InvalidArgumentError, NotFoundError
+from offprompt.memory import outline
+from offprompt.memory.outline import Entry, LineIndex
+from offprompt.memory.storage.base import Candidate, LineMatch, Window
+from offprompt.memory.storage.files import write_atomically
+from offprompt.memory.storage.grep import GrepWorkers
+from offprompt.tokens import TokenIndex
+
+__all__ = ["MAX_LINE_CHARS", "LocalTexts", "OnDisk", "TextSource", "searchable"]
+
+#: A grep hit longer than this shows the part around the match.
+MAX_LINE_CHARS: Final = 400
+_OFFSET_BYTES: Final = 4
+
+Key = tuple[str, int]
+
+
+def searchable(context: str, text: str) -> str:
+    """What a chunk is indexed as: its context line, then its text."""
+    return f"{context}\n{text}" if context else text
+
+
+class TextSource(Protocol):
+    """Which stored texts are on disk under the directory, for the length of a read."""
+
+    def held(self, keys: Collection[Key]) -> AbstractContextManager[set[Key]]:
+        """Those of `keys` that are stored, each on disk (fetched first, where texts live elsewhere) until the
+        block ends."""
+        ...
+
+
+class OnDisk:
+    """The files storage's source: a text is stored if its file is there, and stays until it is deleted."""
+
+    def __init__(self, raw: Path) -> None:
+        self._raw = raw
+
+    @contextlib.contextmanager
+    def held(self, keys: Collection[Key]) -> Iterator[set[Key]]:
+        yield {(ns, item) for ns, item in keys if (self._raw / ns / f"{item}.txt").exists()}
+
+
+class LocalTexts:
+    """Reads of the texts under `raw`, each holding its texts through `source` while it reads."""
+
+    def __init__(self, raw: Path, source: TextSource, write_lock: threading.Lock, *, readonly: bool = False) -> None:
+        self.raw = raw
+        self._source = source
+        self._write_lock = write_lock  # outlines made on a first read are written under the storage's lock
+        self._readonly = readonly
+        self._grep = GrepWorkers()
+
+    def path(self, namespace: str, item: int, suffix: str) -> Path:
+        return self.raw / namespace / f"{item}{suffix}"
+
+    @contextlib.contextmanager
+    def held(self, namespace: str, item: int) -> Iterator[Path]:
+        """The text's file, on disk for the block; NotFoundError if no such text is stored."""
+        with self._source.held([(namespace, item)]) as present:
+            if (namespace, item) not in present:
+                raise NotFoundError(f"no text stored as item {item} of {namespace!r}")
+            yield self.path(namespace, item, ".txt")
+
+    def load(self, namespace: str, item: int) -> bytes:
+        with self.held(namespace, item) as path:
+            return path.read_bytes()
+
+    def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window:
+        with self.held(namespace, item) as text_path:
+            idx_path = self.path(namespace, item, ".idx")
+            total = idx_path.stat().st_size // _OFFSET_BYTES - 1
+            if offset < 0 or (offset >= total and not (offset == 0 and total == 0)):
+                raise InvalidArgumentError(
+                    f"offset {offset} is past the end: item {item} of {namespace!r} has {total} tokens "
+                    f"(offsets 0 to {max(total - 1, 0)})"
+                )
+            if max_tokens <= 0:
+                raise InvalidArgumentError(f"max_tokens must be at least 1, not {max_tokens}")
+            end = min(offset + max_tokens, total)
+            with open(idx_path, "rb") as f:
+                start_byte = _read_offset(f, offset)
+                end_byte = _read_offset(f, end)
+            with open(text_path, "rb") as f:
+                f.seek(start_byte)
+                text = f.read(end_byte - start_byte).decode("utf-8")
+            lines = self.lines(namespace, item)
+        return Window(
+            text=text,
+            offset=offset,
+            next_offset=end if end < total else None,
+            total_tokens=total,
+            line=lines.line_at(start_byte),
+            end_line=lines.line_at(max(end_byte - 1, start_byte)),
+            next_line=lines.starts_line(end_byte) if end < total else None,
+        )
+
+    def window_at_line(self, namespace: str, item: int, line: int, max_tokens: int) -> Window:
+        with self.held(namespace, item) as text_path:
+            lines = self.lines(namespace, item)
+            if not 1 <= line <= lines.lines:
+                raise InvalidArgumentError(
+                    f"line {line} is past the end: item {item} of {namespace!r} has lines 1 to {lines.lines}"
+                )
+            if max_tokens <= 0:
+                raise InvalidArgumentError(f"max_tokens must be at least 1, not {max_tokens}")
+            index = self.token_index(namespace, item)
+            start_byte = lines.start_of(line)
+            first = index.token_at(start_byte)
+            end = min(first + max_tokens, index.tokens)
+            end_byte = int(index.offsets[end])
+            next_line: int | None = None
+            if end < index.tokens:
+                # End at the last line break in reach, so the next read starts at a line as well.
+                last = lines.line_at(end_byte)
+                if lines.start_of(last) > start_byte:
+                    end_byte, next_line = lines.start_of(last), last
+                    end = index.token_at(end_byte)
+            with open(text_path, "rb") as f:
+                f.seek(start_byte)
+                text = f.read(end_byte - start_byte).decode("utf-8")
+        return Window(
+            text=text,
+            offset=first,
+            next_offset=end if end_byte < lines.size else None,
+            total_tokens=index.tokens,
+            line=line,
+            end_line=lines.line_at(max(end_byte - 1, start_byte)),
+            next_line=next_line,
+        )
+
+    def outline(self, namespace: str, item: int) -> list[Entry]:
+        """The outline stored with the text, or made now (and kept, unless read-only) for one stored without."""
+        with self.held(namespace, item) as text_path:
+            path = self.path(namespace, item, ".outline.json")
+            try:
+                return outline.loads(path.read_bytes())
+            except FileNotFoundError:
+                pass
+            data = text_path.read_bytes()
+            sidecar = json.loads(self.path(namespace, item, ".json").read_bytes())
+            entries = outline.build(data, sidecar["kind"], sidecar.get("hint", ""), self.token_index(namespace, item))
+            if self._readonly:
+                return entries  # the command line beside a server: made, not written
+            with self._write_lock:
+                if text_path.exists():
+                    write_atomically(path, outline.dumps(entries))
+            return entries
+
+    def lines(self, namespace: str, item: int) -> LineIndex:
+        """Where each line starts, stored with the text (found again for a text stored without it)."""
+        with self.held(namespace, item) as text_path:
+            try:
+                return LineIndex.from_bytes(self.path(namespace, item, ".lines").read_bytes())
+            except FileNotFoundError:
+                return LineIndex.of(text_path.read_bytes())
+
+    def token_index(self, namespace: str, item: int) -> TokenIndex:
+        with self.held(namespace, item):
+            return TokenIndex.from_bytes(self.path(namespace, item, ".idx").read_bytes())
+
+    def grep(self, pattern: str, keys: Sequence[Key], max_matches: int) -> tuple[list[LineMatch], bool]:
+        """Lines matching `pattern`, searched in a worker process under a time limit (see `grep.py`)."""
+        if max_matches <= 0:
+            raise InvalidArgumentError(f"max_matches must be at least 1, not {max_matches}")
+        with self._source.held(keys) as present:
+            files = [(self.path(ns, item, ".txt"), ns, item) for ns, item in keys if (ns, item) in present]
+            found, truncated = self._grep.grep(pattern, files, max_matches, MAX_LINE_CHARS)
+            indexes: dict[Key, TokenIndex] = {}
+            matches: list[LineMatch] = []
+            for m in found:
+                key = (m.namespace, m.item)
+                if key not in indexes:
+                    try:
+                        # Mapped, not read: a hit costs a few pages of the index, not all of it.
+                        offsets = np.memmap(self.path(m.namespace, m.item, ".idx"), dtype="<u4", mode="r")
+                    except (OSError, ValueError):
+                        continue  # deleted since the worker read it
+                    indexes[key] = TokenIndex(offsets)
+                offset = indexes[key].token_at(m.at)
+                matches.append(LineMatch(namespace=m.namespace, item=m.item, line=m.line, offset=offset, text=m.text))
+        return matches, truncated
+
+    def read_candidates(self, candidates: Mapping[str, Candidate]) -> None:
+        """Each candidate's exact text; a deleted one's stays empty."""
+        by_key: dict[Key, list[Candidate]] = {}
+        for c in candidates.values():
+            by_key.setdefault((c.record.namespace, c.record.item), []).append(c)
+        with self._source.held(by_key) as present:
+            for (namespace, item), found in by_key.items():
+                try:
+                    if (namespace, item) not in present:
+                        raise FileNotFoundError
+                    with open(self.path(namespace, item, ".txt"), "rb") as f:
+                        for c in found:
+                            if c.record.start >= 0:
+                                f.seek(c.record.start)
+                                c.text = f.read(c.record.end - c.record.start).decode("utf-8", errors="replace")
+                except FileNotFoundError:
+                    for c in found:
+                        c.text = ""  # deleted while its chunks were still being dropped
+
+    def close(self) -> None:
+        self._grep.close()
+
+
+def _read_offset(f: Any, token: int) -> int:
+    f.seek(token * _OFFSET_BYTES)
+    return int.from_bytes(f.read(_OFFSET_BYTES), "little")

@@ -1,0 +1,208 @@
+"""A query over stored texts' chunks, by meaning, by words or both: what both text storages answer with.
+
+`TextSearch.query` ranks in one of three modes: `dense` (cosine similarity of the embeddings: finds
+paraphrases), `lexical` (BM25 over words and identifiers) or `hybrid` (both scores, normalised and combined:
+see :func:`fuse`). In `lexical` and `hybrid`, a chunk that contains an identifier the query names
+(``ERR_CONN_RESET``, ``TimeoutExpired``, a path) ranks above every chunk that doesn't, as grep would find it.
+The indexes are the storage's (`indexes.py`'s protocols); the chunks' texts are read through its `LocalTexts`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Sequence
+from typing import Final, get_args
+
+from offprompt.errors import ConfigError, CredentialsRefusedError, IncompatibleStoreError, InvalidArgumentError
+from offprompt.memory import chunking
+from offprompt.memory.storage.base import Candidate, Hit, Ranking, SearchMode
+from offprompt.memory.storage.coverage import coverage
+from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
+from offprompt.memory.storage.lexical import ChunkRecord, identifiers
+from offprompt.memory.storage.local_texts import LocalTexts, searchable
+
+__all__ = ["CANDIDATES", "MODES", "PERMANENT_FAILURES", "TextSearch", "describe_failure", "fuse"]
+
+logger = logging.getLogger(__name__)
+
+MODES: Final = get_args(SearchMode)
+
+#: Candidates each ranking contributes before fusion.
+CANDIDATES: Final = 50
+#: In hybrid mode, the weight of the normalised dense score; the lexical one gets the rest. Then the share of
+#: the query's words a chunk holds (`coverage.py`) is added with its own weight. Tuned on the retrieval eval's dev
+#: questions only (bench/retrieval/eval.py; the held-out ones were written before and never tuned on).
+DENSE_WEIGHT: Final = 0.6
+COVERAGE_WEIGHT: Final = 0.4
+#: How long a scoped query waits for just-stored text to reach the lexical index.
+CHUNKING_WAIT_SECONDS: Final = 0.5  # then the task memory ranks what is still unchunked on the spot
+#: Failures that retrying won't mend: the configuration is wrong.
+PERMANENT_FAILURES: Final = (ConfigError, IncompatibleStoreError)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """An exception in one line, for the model and the log: its type and the start of its message."""
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {message[:200]}" if message else type(exc).__name__
+
+
+def fuse(candidates: Sequence[Candidate]) -> None:
+    """Hybrid scores: a convex combination of the two scores, each normalised over the candidates, plus the
+    chunk's coverage of the query.
+
+    BM25 is divided by the best BM25 (0 stays "no shared word"); similarity is min-max scaled, since cosine
+    values of one model crowd a narrow band. Unlike rank fusion, a clear winner of one ranking stays ahead of
+    chunks both rankings find middling. Coverage lifts the chunk that holds most of the question over one that
+    repeats a single word of it.
+    """
+    top = max((c.scores.get("lexical", 0.0) for c in candidates), default=0.0)
+    similar = [c.scores["dense"] for c in candidates if "dense" in c.scores]
+    low, high = (min(similar), max(similar)) if similar else (0.0, 0.0)
+    for c in candidates:
+        lexical = c.scores.get("lexical", 0.0) / top if top > 0 else 0.0
+        dense = (c.scores["dense"] - low) / (high - low) if "dense" in c.scores and high > low else 0.0
+        c.score = DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical + COVERAGE_WEIGHT * c.coverage
+
+
+class TextSearch:
+    """Queries over a storage's two indexes, the chunks' texts read from its `texts`.
+
+    `wait_chunked(namespaces, seconds)` waits for just-stored texts to reach the lexical index (the storage
+    knows who chunks them); `dense_answered()` is told each time the dense index answered, so an embedder
+    backing off from an outage can go on at once. A `readonly` search (the command line beside a server)
+    ranks by words only.
+    """
+
+    def __init__(
+        self,
+        lexical: LexicalIndex,
+        dense: DenseIndex,
+        texts: LocalTexts,
+        wait_chunked: Callable[[Collection[str] | None, float], bool],
+        dense_answered: Callable[[], None] = lambda: None,
+        *,
+        readonly: bool = False,
+    ) -> None:
+        self._lexical = lexical
+        self._dense = dense
+        self._texts = texts
+        self._wait_chunked = wait_chunked
+        self._dense_answered = dense_answered
+        self._readonly = readonly
+
+    def query(
+        self,
+        query: str,
+        namespaces: Collection[str] | None,
+        top_k: int,
+        mode: SearchMode = "hybrid",
+        *,
+        wait: bool = True,
+    ) -> Ranking:
+        """The `top_k` chunks that best answer `query` in `mode`, best first. With `wait`, first wait briefly
+        for these namespaces to reach the lexical index. With the dense index unreachable, `dense` and `hybrid`
+        rank by words and say why."""
+        if top_k <= 0:
+            raise InvalidArgumentError(f"top_k must be at least 1, not {top_k}")
+        if not query.strip():
+            raise InvalidArgumentError("query is empty: say what you are looking for")
+        if mode not in MODES:
+            raise InvalidArgumentError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if self._readonly and mode != "lexical":
+            raise InvalidArgumentError("a read-only view of a memory searches by words only: use mode lexical")
+        if namespaces is not None and not namespaces:
+            return Ranking([])
+        depth = max(CANDIDATES, 2 * top_k)
+        candidates: dict[str, Candidate] = {}
+        names: list[str] = []
+        if mode != "dense":
+            names = self._by_words(query, namespaces, depth, candidates, wait)
+        vector: Sequence[float] | None = None
+        unavailable = ""
+        if mode != "lexical":
+            try:
+                vector = self._dense.embed_query(chunking.for_embedding(query))
+                nearest = self._dense.search(vector, namespaces, depth)
+            except Exception as exc:  # any client's, any model's failure: answer by words rather than not at all
+                if isinstance(exc, PERMANENT_FAILURES) and not isinstance(exc, CredentialsRefusedError):
+                    raise
+                unavailable = str(exc) if isinstance(exc, CredentialsRefusedError) else describe_failure(exc)
+                logger.warning("search by meaning failed, answering by words: %s", unavailable)
+                vector = None
+                if mode == "dense":
+                    names = self._by_words(query, namespaces, depth, candidates, wait)
+                mode = "lexical"
+            else:
+                _collect(candidates, "dense", [(r, score) for r, score, _ in nearest], [doc for _, _, doc in nearest])
+                self._dense_answered()
+
+        self._texts.read_candidates(candidates)
+        found = [c for c in candidates.values() if c.text]
+        for c in found:
+            # Exact and case-sensitive, as grep matches: "JavaScript" in a question is not "libjavascriptcore".
+            c.named = sum(1 for name in names if name in c.text or name in c.record.context)
+        if mode == "hybrid":
+            self._complete(query, vector, found)
+            shares = coverage(query, [searchable(c.record.context, c.text) for c in found])
+            for c, share in zip(found, shares, strict=True):
+                c.coverage = share
+            fuse(found)
+        else:
+            for c in found:
+                c.score = c.scores.get(mode, 0.0)
+        best = sorted(found, key=lambda c: (c.named, c.score), reverse=True)[:top_k]
+        hits = [
+            Hit(c.record.namespace, c.record.item, c.record.offset, round(c.score, 4), c.text, c.record.start)
+            for c in best
+        ]
+        return Ranking(hits, by_words=unavailable)
+
+    def _by_words(
+        self,
+        query: str,
+        namespaces: Collection[str] | None,
+        depth: int,
+        candidates: dict[str, Candidate],
+        wait: bool,
+    ) -> list[str]:
+        """Collect the lexical index's candidates; the identifiers the query names."""
+        if wait:
+            self._wait_chunked(namespaces, CHUNKING_WAIT_SECONDS)
+        _collect(candidates, "lexical", [(h.record, h.score) for h in self._lexical.search(query, namespaces, depth)])
+        names = identifiers(query)
+        if names:
+            # Chunks naming the identifiers, even where the query's other words would not rank them high.
+            named = self._lexical.search(query, namespaces, depth, require_any=names)
+            _collect(candidates, "lexical", [(h.record, h.score) for h in named])
+        return names
+
+    def _complete(self, query: str, vector: Sequence[float] | None, found: Sequence[Candidate]) -> None:
+        """Give each candidate both scores: BM25 to those found by meaning, similarity to those found by words."""
+        lexical = self._lexical.scores(query, [c.record for c in found if "lexical" not in c.scores])
+        missing = [c.record for c in found if "dense" not in c.scores]
+        try:
+            dense = self._dense.similarities(vector, missing) if vector is not None else {}
+        except PERMANENT_FAILURES:
+            raise
+        except Exception as exc:  # gone since the search a moment ago: these rank by their words
+            logger.warning("similarities of the chunks found by words failed: %s", describe_failure(exc))
+            dense = {}
+        for c in found:
+            c.scores.setdefault("lexical", lexical.get(c.record.id, 0.0))
+            if c.record.id in dense:
+                c.scores["dense"] = dense[c.record.id]
+
+
+def _collect(
+    candidates: dict[str, Candidate],
+    name: str,
+    ranked: Sequence[tuple[ChunkRecord, float]],
+    documents: Sequence[str] = (),
+) -> None:
+    for k, (record, score) in enumerate(ranked):
+        found = candidates.setdefault(record.id, Candidate(record))
+        found.scores[name] = score
+        if record.start < 0 and k < len(documents):
+            # A vector written without a span (by an earlier version, until it is re-embedded): the document
+            # stored with it is its text.
+            found.text = documents[k]
