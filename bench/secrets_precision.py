@@ -247,6 +247,58 @@ LIVE_LOOKING: dict[tuple[str, int], str] = {
     ("oauthlib/oauth2/rfc6749/request_validator.py", 345): "a random-looking 11-character token in a docstring",
     ("undici/README.md", 3): "a Codecov badge token",
     ("undici/docs/docs/index.md", 5): "a Codecov badge token",
+    # tuned-4, judged before any rule of the third round: API references' examples whose values are random
+    # (nothing in them says example), and a mock's random tokens
+    ("awscli/examples/cognito-idp/initiate-auth.rst", 22): "a random 9-character device group key (an example)",
+    (
+        "awscli/examples/cognito-idp/respond-to-auth-challenge.rst",
+        23,
+    ): "a random 9-character device group key (an example)",
+    (
+        "awscli/examples/cognito-idp/respond-to-auth-challenge.rst",
+        73,
+    ): "a random 9-character device group key (an example)",
+    ("awscli/examples/directconnect/associate-virtual-interface.rst", 21): "a random BGP auth key (an example)",
+    ("awscli/examples/directconnect/associate-virtual-interface.rst", 29): "a random BGP auth key (an example)",
+    ("awscli/examples/directconnect/associate-virtual-interface.rst", 38): "a random BGP auth key (an example)",
+    ("awscli/examples/ecr/get-download-url-for-layer.rst", 12): "a AWS access key id in a presigned URL (an example)",
+    (
+        "awscli/examples/ssm/get-deployable-patch-snapshot-for-instance.rst",
+        17,
+    ): "a AWS access key id in a presigned URL (an example)",
+    ("awscli/examples/ecr-public/get-authorization-token.rst", 12): "a base64 authorization token (an example)",
+    ("awscli/examples/iam/change-password.rst", 11): "a random password (an example)",
+    ("awscli/examples/iam/change-password.rst", 12): "a random password (an example)",
+    ("awscli/examples/iam/create-login-profile.rst", 14): "a random password (an example)",
+    ("botocore/data/iam/2010-05-08/examples-1.json", 109): "a random password (an example)",
+    ("botocore/data/iam/2010-05-08/examples-1.json", 110): "a random password (an example)",
+    ("botocore/data/iam/2010-05-08/examples-1.json", 220): "a random password (an example)",
+    ("awscli/examples/iam/create-service-specific-credential.rst", 16): "a base64 service password (an example)",
+    ("awscli/examples/iam/reset-service-specific-credential.rst", 15): "a base64 service password (an example)",
+    ("awscli/examples/iam/reset-service-specific-credential.rst", 37): "a base64 service password (an example)",
+    ("awscli/examples/iotwireless/create-wireless-device.rst", 17): "a hex LoRaWAN key (an example)",
+    ("awscli/examples/iotwireless/create-wireless-device.rst", 19): "a hex LoRaWAN key (an example)",
+    ("awscli/examples/iotwireless/get-wireless-device.rst", 22): "a hex LoRaWAN key (an example)",
+    ("awscli/examples/iotwireless/get-wireless-device.rst", 24): "a hex LoRaWAN key (an example)",
+    ("awscli/examples/iotwireless/update-partner-account.rst", 8): "a hex private key (an example)",
+    ("awscli/examples/kms/create-custom-key-store.rst", 39): "a base64 secret access key (an example)",
+    ("awscli/examples/kms/create-custom-key-store.rst", 67): "a base64 secret access key (an example)",
+    ("awscli/examples/kms/update-custom-key-store.rst", 57): "a base64 secret access key (an example)",
+    ("awscli/examples/kms/derive-shared-secret.rst", 16): "a base64 shared secret (an example)",
+    ("awscli/examples/payment-cryptography/export-key.rst", 9): "a export token with a random part (an example)",
+    (
+        "awscli/examples/payment-cryptography/get-parameters-for-export.rst",
+        12,
+    ): "a export token with a random part (an example)",
+    (
+        "awscli/examples/payment-cryptography/get-parameters-for-import.rst",
+        12,
+    ): "a import token with a random part (an example)",
+    ("awscli/examples/payment-cryptography/import-key.rst", 8): "a import token with a random part (an example)",
+    ("botocore/data/kms/2014-11-01/examples-1.json", 100): "a base64 token (an example)",
+    ("botocore/data/storagegateway/2013-06-30/examples-1.json", 7): "a activation key (an example)",
+    ("moto/ses/models.py", 1149): "a random base64 verification token (a mock's)",
+    ("moto/ses/responses.py", 59): "a random base64 verification token (a mock's)",
 }
 
 
