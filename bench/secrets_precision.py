@@ -1,10 +1,11 @@
 """False alarms of the secret detector on real code nobody tuned it on: handles per MB, and every hit listed.
 
-    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|tuned-3|held-out-2|all] [--show N] [--out F]
+    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|tuned-3|held-out-2|tuned-4|held-out-3|all]
+        [--show N] [--out F]
 
 The corpus is code and docs already on the machine. A finding is a false alarm unless a reader judged it a
 live-looking key (`LIVE_LOOKING`: a real key the code ships, or a fixture no rule could tell from one); the
-listing shows every hit, with its line. Four parts, each fixed before the rules were changed against it:
+listing shows every hit, with its line. Six parts, each fixed before the rules were changed against it:
 
 - tuned: the Python standard library's top-level modules and packages `a`-`m` (site-packages left out);
 - tuned-2: the standard library `n`-`z`, Node's bundled API docs (`/usr/share/doc/nodejs/api`), npm's own
@@ -12,12 +13,20 @@ listing shows every hit, with its line. Four parts, each fixed before the rules 
   It was the held-out part of the first round; its hits were read, so it is now fitted on too;
 - tuned-3 and held-out-2, split before the second round's changes, by a rule: every other distribution of the
   environment (offprompt and tuned-2's five aside) and every package of `tests/peers/node_modules`, by the
-  parity of the SHA-256 of its name (even: tuned-3, odd: held-out-2). held-out-2 only reports.
+  parity of the SHA-256 of its name (even: tuned-3, odd: held-out-2). held-out-2 was the second round's held-out
+  part; its hits were read, so from the third round on it is fitted on too;
+- tuned-4 and held-out-3, split before the third round's changes by the same rule (even: tuned-4, odd:
+  held-out-3), from sources no earlier part holds: the distributions of the interpreter's own site-packages
+  (which the environment does not see) and of Debian's `/usr/lib/python3/dist-packages`, the packages of
+  `tests/conformance/node_modules`, of npm's own `node_modules` and corepack, and the text files of each
+  directory of `/usr/share/doc` (nodejs's aside). A distribution or package whose name an earlier part or an
+  earlier source already holds is left out, whatever its version. held-out-3 only reports.
 
 The versions are pinned in `bench/secrets_precision_pins.json` (Python, Node, each distribution and package,
-the hash of `tests/peers/package-lock.json`) and checked, so a run on other versions says so instead of
-comparing unlike with unlike. Writes the parts it ran into `bench/results/secrets-precision.json`, keeping the
-others.
+the hashes of the package-lock files, and for a doc directory, which has no version, the SHA-256 of its files)
+and checked, so a run on other versions or on a machine without a source says so instead of comparing unlike
+with unlike. None of it is needed by the tests, which CI runs; the bench is not. Writes the parts it ran into
+`bench/results/secrets-precision.json`, keeping the others.
 """
 
 from __future__ import annotations
@@ -27,12 +36,14 @@ import hashlib
 import importlib.metadata
 import json
 import platform
+import re
 import subprocess
 import sys
 import sysconfig
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +93,73 @@ def _dist_files(dist: importlib.metadata.Distribution) -> list[Path]:
 
 
 def _packages() -> list[str]:
-    """The top-level packages of tests/peers/node_modules (`@scope/name` counts as one)."""
-    root = REPO / NODE_MODULES
+    """The top-level packages of tests/peers/node_modules."""
+    return _top_packages(REPO / NODE_MODULES)
+
+
+def _split(parity: int) -> list[Path]:
+    python = [p for name, dist in _distributions().items() if _parity(name) == parity for p in _dist_files(dist)]
+    return python + [REPO / NODE_MODULES / name for name in _packages() if _parity(name) == parity]
+
+
+#: The third split's sources, none in an earlier part: the interpreter's own site-packages (the venv does not see
+#: it) and Debian's, the conformance suite's node_modules, npm's own dependencies and corepack, and the text of
+#: Debian's package docs. A distribution or package of a name an earlier part holds (at any depth of
+#: tests/peers/node_modules) is left out, whatever its version.
+INTERPRETER_SITE = STDLIB / "site-packages"
+DEBIAN_SITE = Path("/usr/lib/python3/dist-packages")
+CONFORMANCE = Path("tests/conformance/node_modules")  # relative to the repository, as NODE_MODULES
+CONFORMANCE_LOCK = Path("tests/conformance/package-lock.json")
+NPM_MODULES = Path("/usr/lib/node_modules/npm/node_modules")
+GLOBAL_MODULES = Path("/usr/lib/node_modules")  # corepack; npm itself is tuned-2's (lib) and NPM_MODULES'
+DOCS = Path("/usr/share/doc")  # nodejs's is tuned-2's
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """One distribution, package or doc directory of the third split, by the name the split reads."""
+
+    source: str  # "python", "node_modules" or "docs": the pins file's key
+    name: str
+    version: str  # a doc directory has none: the SHA-256 of its files instead
+    roots: tuple[Path, ...]
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _site_files(dist: importlib.metadata.Distribution, site: Path) -> list[Path]:
+    """A distribution's sources and docs under `site`: from its RECORD, or, for an egg-info without one
+    (Debian's), its top-level packages (a namespace package's own part only: `lazr/uri` of lazr.uri)."""
+    if dist.files is not None:
+        paths = (Path(str(f.locate())) for f in dist.files if ".dist-info" not in str(f))
+        return sorted(p for p in paths if p.suffix in SUFFIXES and site in p.parents)
+    if dist.read_text("namespace_packages.txt"):
+        tops = [dist.metadata["Name"].replace(".", "/")]
+    else:
+        tops = (dist.read_text("top_level.txt") or "").split()
+    roots = [root for top in tops for root in (site / top, site / f"{top}.py") if root.exists()]
+    return _files(roots)
+
+
+def _python_units() -> list[_Unit]:
+    seen = {_canonical(dist.metadata["Name"]) for dist in importlib.metadata.distributions()}
+    units: list[_Unit] = []
+    for site in (INTERPRETER_SITE, DEBIAN_SITE):
+        if not site.is_dir():
+            continue
+        for dist in sorted(importlib.metadata.distributions(path=[str(site)]), key=lambda d: d.metadata["Name"]):
+            name = dist.metadata["Name"]
+            if _canonical(name) in seen:
+                continue
+            seen.add(_canonical(name))
+            units.append(_Unit("python", name, dist.version, tuple(_site_files(dist, site))))
+    return units
+
+
+def _top_packages(root: Path) -> list[str]:
+    """The top-level packages of a node_modules directory (`@scope/name` counts as one)."""
     if not root.is_dir():
         return []
     names: list[str] = []
@@ -95,9 +171,47 @@ def _packages() -> list[str]:
     return names
 
 
-def _split(parity: int) -> list[Path]:
-    python = [p for name, dist in _distributions().items() if _parity(name) == parity for p in _dist_files(dist)]
-    return python + [REPO / NODE_MODULES / name for name in _packages() if _parity(name) == parity]
+def _every_package(root: Path) -> set[str]:
+    """Every package name of a node_modules tree, nested ones too."""
+    names = set(_top_packages(root))
+    for nested in root.rglob("node_modules") if root.is_dir() else ():
+        names.update(_top_packages(nested))
+    return names
+
+
+def _node_units() -> list[_Unit]:
+    seen = _every_package(REPO / NODE_MODULES)
+    units: list[_Unit] = []
+    for root, names in (
+        (REPO / CONFORMANCE, _top_packages(REPO / CONFORMANCE)),
+        (NPM_MODULES, _top_packages(NPM_MODULES)),
+        (GLOBAL_MODULES, [name for name in _top_packages(GLOBAL_MODULES) if name != "npm"]),
+    ):
+        for name in names:
+            if name in seen:
+                continue
+            seen.add(name)
+            version = str(json.loads((root / name / "package.json").read_text()).get("version", ""))
+            units.append(_Unit("node_modules", name, version, (root / name,)))
+    return units
+
+
+def _doc_units() -> list[_Unit]:
+    units: list[_Unit] = []
+    for entry in sorted(DOCS.iterdir()) if DOCS.is_dir() else ():
+        if entry.name == "nodejs" or entry.is_symlink() or not entry.is_dir():
+            continue
+        if files := [path for path in _files([entry]) if not path.is_symlink()]:  # a link's target is its own
+            digest = hashlib.sha256()
+            for path in files:
+                digest.update(f"{path.relative_to(entry)}\0".encode() + path.read_bytes() + b"\0")
+            units.append(_Unit("docs", entry.name, f"sha256:{digest.hexdigest()[:16]}", tuple(files)))
+    return units
+
+
+def _third(parity: int) -> list[_Unit]:
+    """tuned-4 (even) or held-out-3 (odd): the third split's units by the parity of the SHA-256 of their name."""
+    return [unit for unit in (*_python_units(), *_node_units(), *_doc_units()) if _parity(unit.name) == parity]
 
 
 PARTS: dict[str, Callable[[], list[Path]]] = {
@@ -110,6 +224,8 @@ PARTS: dict[str, Callable[[], list[Path]]] = {
     ],
     "tuned-3": lambda: _split(0),
     "held-out-2": lambda: _split(1),
+    "tuned-4": lambda: [root for unit in _third(0) for root in unit.roots],
+    "held-out-3": lambda: [root for unit in _third(1) for root in unit.roots],
 }
 
 
@@ -131,6 +247,58 @@ LIVE_LOOKING: dict[tuple[str, int], str] = {
     ("oauthlib/oauth2/rfc6749/request_validator.py", 345): "a random-looking 11-character token in a docstring",
     ("undici/README.md", 3): "a Codecov badge token",
     ("undici/docs/docs/index.md", 5): "a Codecov badge token",
+    # tuned-4, judged before any rule of the third round: API references' examples whose values are random
+    # (nothing in them says example), and a mock's random tokens
+    ("awscli/examples/cognito-idp/initiate-auth.rst", 22): "a random 9-character device group key (an example)",
+    (
+        "awscli/examples/cognito-idp/respond-to-auth-challenge.rst",
+        23,
+    ): "a random 9-character device group key (an example)",
+    (
+        "awscli/examples/cognito-idp/respond-to-auth-challenge.rst",
+        73,
+    ): "a random 9-character device group key (an example)",
+    ("awscli/examples/directconnect/associate-virtual-interface.rst", 21): "a random BGP auth key (an example)",
+    ("awscli/examples/directconnect/associate-virtual-interface.rst", 29): "a random BGP auth key (an example)",
+    ("awscli/examples/directconnect/associate-virtual-interface.rst", 38): "a random BGP auth key (an example)",
+    ("awscli/examples/ecr/get-download-url-for-layer.rst", 12): "a AWS access key id in a presigned URL (an example)",
+    (
+        "awscli/examples/ssm/get-deployable-patch-snapshot-for-instance.rst",
+        17,
+    ): "a AWS access key id in a presigned URL (an example)",
+    ("awscli/examples/ecr-public/get-authorization-token.rst", 12): "a base64 authorization token (an example)",
+    ("awscli/examples/iam/change-password.rst", 11): "a random password (an example)",
+    ("awscli/examples/iam/change-password.rst", 12): "a random password (an example)",
+    ("awscli/examples/iam/create-login-profile.rst", 14): "a random password (an example)",
+    ("botocore/data/iam/2010-05-08/examples-1.json", 109): "a random password (an example)",
+    ("botocore/data/iam/2010-05-08/examples-1.json", 110): "a random password (an example)",
+    ("botocore/data/iam/2010-05-08/examples-1.json", 220): "a random password (an example)",
+    ("awscli/examples/iam/create-service-specific-credential.rst", 16): "a base64 service password (an example)",
+    ("awscli/examples/iam/reset-service-specific-credential.rst", 15): "a base64 service password (an example)",
+    ("awscli/examples/iam/reset-service-specific-credential.rst", 37): "a base64 service password (an example)",
+    ("awscli/examples/iotwireless/create-wireless-device.rst", 17): "a hex LoRaWAN key (an example)",
+    ("awscli/examples/iotwireless/create-wireless-device.rst", 19): "a hex LoRaWAN key (an example)",
+    ("awscli/examples/iotwireless/get-wireless-device.rst", 22): "a hex LoRaWAN key (an example)",
+    ("awscli/examples/iotwireless/get-wireless-device.rst", 24): "a hex LoRaWAN key (an example)",
+    ("awscli/examples/iotwireless/update-partner-account.rst", 8): "a hex private key (an example)",
+    ("awscli/examples/kms/create-custom-key-store.rst", 39): "a base64 secret access key (an example)",
+    ("awscli/examples/kms/create-custom-key-store.rst", 67): "a base64 secret access key (an example)",
+    ("awscli/examples/kms/update-custom-key-store.rst", 57): "a base64 secret access key (an example)",
+    ("awscli/examples/kms/derive-shared-secret.rst", 16): "a base64 shared secret (an example)",
+    ("awscli/examples/payment-cryptography/export-key.rst", 9): "a export token with a random part (an example)",
+    (
+        "awscli/examples/payment-cryptography/get-parameters-for-export.rst",
+        12,
+    ): "a export token with a random part (an example)",
+    (
+        "awscli/examples/payment-cryptography/get-parameters-for-import.rst",
+        12,
+    ): "a import token with a random part (an example)",
+    ("awscli/examples/payment-cryptography/import-key.rst", 8): "a import token with a random part (an example)",
+    ("botocore/data/kms/2014-11-01/examples-1.json", 100): "a base64 token (an example)",
+    ("botocore/data/storagegateway/2013-06-30/examples-1.json", 7): "a activation key (an example)",
+    ("moto/ses/models.py", 1149): "a random base64 verification token (a mock's)",
+    ("moto/ses/responses.py", 59): "a random base64 verification token (a mock's)",
 }
 
 
@@ -216,6 +384,22 @@ def versions() -> dict[str, Any]:
         found[part] = {
             "python": {n: d.version for n, d in _distributions().items() if _parity(n) == parity},
             "node_modules": {n: _package_version(n) for n in _packages() if _parity(n) == parity},
+        }
+    conformance_lock = REPO / CONFORMANCE_LOCK
+    found["third split"] = {
+        "interpreter site-packages": str(INTERPRETER_SITE),
+        "debian dist-packages": str(DEBIAN_SITE),
+        "node_modules": [str(CONFORMANCE), str(NPM_MODULES), str(GLOBAL_MODULES)],
+        "docs": str(DOCS),
+        "tests/conformance/package-lock.json sha256": (
+            hashlib.sha256(conformance_lock.read_bytes()).hexdigest() if conformance_lock.exists() else ""
+        ),
+    }
+    for part, parity in (("tuned-4", 0), ("held-out-3", 1)):
+        units = _third(parity)
+        found[part] = {
+            source: {unit.name: unit.version for unit in units if unit.source == source}
+            for source in ("python", "node_modules", "docs")
         }
     return found
 

@@ -68,9 +68,32 @@ _DOCUMENTED = frozenset(
         # jwt.io's default token
         "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIy"
         "fQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        # PyJWT's README: {"some": "payload"} signed with "secret"
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzb21lIjoicGF5bG9hZCJ9.4twFt5NiznN84AWoo1d7KO1T_yoc0Z6XOpOVswacPZg",
+        # RFC 5849 (OAuth 1.0): the client, temporary and token credentials of its examples
+        "dpf43f3p2l4k3l03",
+        "kd94hf93k423kf44",
+        "hh5s93j4hdidpola",
+        "hdhd0244k9j7ao03",
+        "hfdp7dh39dks9884",
+        "nnch734d00sl2jdk",
+        "pfkkdhi9sl3r4s00",
+        "0685bd9184jfhq22",
+        "ad180jjd733klru7",
+        # RFC 6749 (OAuth 2.0) and RFC 6750: s6BhdRkqt3:gX1fBat3bV in Basic, its codes and tokens; RFC 7009's token
+        "czZCaGRSa3F0MzpnWDFmQmF0M2JW",
+        "gX1fBat3bV",
+        "7Fjfp0ZBr1KtDRbnfVdmIw",
+        "SplxlOBeZQQYbYS6WxSbIA",
+        "2YotnFZFEjr1zCsicMWpAA",
+        "tGzv3JOkF0XG5Qx2TlKWIA",
+        "mF_9.B5f-4.1JqM",
+        "45ghiukldjahdnhzdauz",
+        # Telegram's Bot API docs
+        "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
     }
 )
-_PLACEHOLDER = re.compile("example|your|redacted|placeholder|changeme|dummy|sample|fake|⟦secret:|{{")
+_PLACEHOLDER = re.compile("example|xmpl|your|redacted|placeholder|changeme|dummy|sample|fake|⟦secret:|{{")
 _SIGIL = frozenset("$<{%[(*")
 _PADDING = frozenset("x*.#-_0 ")
 _NOT_VALUES = frozenset(
@@ -136,7 +159,7 @@ _VALUE = (
     r"|'(?P<sq>[^'\r\n]{1,4096})'"
     r"""|(?P<bare>[^\s"',;&<>)}\]]{1,4096}))"""
 )
-_ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=|:=|:(?!:)|=>)[ \t]{0,8}"""  # `::` is a path or a CSS pseudo-element
+_ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=(?!=)|:=|:(?!:)|=>)[ \t]{0,8}"""  # `::` is a path, `==` a comparison
 
 # A key whose value is a secret ends with a word of the "password" detector: `db_password`, `API_KEY`,
 # `clientSecret`, `aws_secret_access_key`, `_authToken`; the rest of its name is read backwards from the word.
@@ -145,6 +168,9 @@ _HARMLESS_KEYS = (
     "page_token", "pagetoken", "next_token", "nexttoken", "continuation", "sync_token", "csrf", "public_key",
     "publickey", "primary_key", "foreign_key", "sort_key", "partition_key", "key_id", "idempotency",
     "fingerprint", "gpg_key", "pgp_key", "websocket_key",  # a GPG key's fingerprint; RFC 6455's nonce
+    "change_token", "changetoken", "lock_token", "locktoken", "update_token", "updatetoken",  # AWS's concurrency
+    "client_request_token", "clientrequesttoken", "lifecycle_action_token", "lifecycleactiontoken",  # idempotency
+    "result_key", "limit_key", "input_token", "output_token",  # a paginator's field names (botocore)
 )  # fmt: skip
 _HARMLESS = re.compile("|".join(_HARMLESS_KEYS))
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
@@ -186,8 +212,8 @@ def _key_of(match: re.Match[str]) -> str:
     before = _key_before(match.string, match.start())
     camel = before[-1:].islower() and word[0].isupper()  # userPassword, _authToken
     glued = before[-1:].isalnum() and not camel  # apikey, APIKEY, bypass, monkey
-    if glued and not before.lower().endswith(_KEY_PREFIXES):
-        return ""
+    if glued and not before.lower().endswith(_KEY_PREFIXES) and word.lower() not in _GLUED_WORDS:
+        return ""  # PGPASSWORD and userpassword are keys; bypass, monkey and compass are not
     if word.lower() == "pass" and before[-1:] not in ("_", "-", "."):
         return ""  # "pass: 12, fail: 3" is a test summary; DB_PASS is a key
     return before + word
@@ -204,8 +230,28 @@ def _holds_none(match: re.Match[str], key: str, value: str) -> bool:
     return (
         _HARMLESS.search(lowered) is not None
         or _HARMLESS.search(prose_key) is not None
+        or _named_not_assigned(match, key_start)
         or _names_no_secret(match, key, value)
     )
+
+
+#: Before a key, what makes it a name rather than a field holding a value: the last part of a quoted `::` path
+#: (`"AWS::IAM::AccessKey"`, a CloudFormation type), a field of an ARN (`arn:aws:secretsmanager:…:secret:N`), a
+#: reST field of a docstring (`:param password:`, `:type credentials:`).
+_NAMING_BEFORE = re.compile(
+    r"""(?:["'][\w:]*::|\barn:[\w*-]*:[\w*-]+:[^\s"'`]*|:(?:param|type|ivar|cvar|var|keyword|kwarg)[ \t]+[\w.]*)$"""
+)
+
+
+def _named_not_assigned(match: re.Match[str], key_start: int) -> bool:
+    """Whether the key is a name, not a field: a quoted `::` path's last part, a field of an ARN, a docstring's
+    reST field, or the first half of one quoted `key:name` (`"passwd:gecos"`, a Scheme builtin)."""
+    text = match.string
+    if _NAMING_BEFORE.search(text, max(0, key_start - 300), key_start):
+        return True
+    quote = text[key_start - 1 : key_start]
+    glued = text[match.end("word") : match.start(match.lastgroup or "bare")] == ":"
+    return quote in ("'", '"') and glued and match.lastgroup == "bare" and text[match.end() : match.end() + 1] == quote
 
 
 def _kind_by_key(key: str, value: str) -> str:
@@ -213,13 +259,15 @@ def _kind_by_key(key: str, value: str) -> str:
     generated value (`SPEED_SLOW_4G` is a name)."""
     if ("aws" in key or "secretaccesskey" in key or "secret_access_key" in key) and _AWS_SECRET.fullmatch(value):
         return "aws-secret-key"
+    if "aws" in key and key.replace("_", "").endswith("secretaccesskey") and len(value) < 20:
+        return ""  # `aws_secret_access_key="sk"`: a mock's stub, shorter than any AWS secret key (40)
     if key.replace("_", "").endswith(("sessiontoken", "securitytoken")) and len(value) >= 100:
         return "aws-session-token"
     if "pass" in key or "pwd" in key:
         return "password"
     if "secret" in key or "cred" in key:
         return "secret"
-    generated = _random_looking(value, 8) and not values.is_structured(value)
+    generated = _random_looking(value, 8) and not values.is_structured(value) and not values.is_camel_name(value)
     if key.endswith("token"):
         return "token" if generated else ""
     return "api-key" if generated else ""
@@ -257,7 +305,8 @@ def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
     a label or a sentence (`my-client-secret`, `Password used to generate key`), data, or a documentation example
     (`password: secret`, a doctest's). A bare word of a `KEY=value` line that names nothing else in the text
     (`DB_PASSWORD=s3cretpass`) is still a secret."""
-    if _names_itself(value, key, match.group("word")) or _not_a_credential(value):
+    inner = value.strip("`")  # a template literal of minified code: `test-client-secret`
+    if _names_itself(inner, key, match.group("word")) or _not_a_credential(value):
         return True
     if _in_doctest(match.string, match.start()):
         return True  # `>>> session.fetch_token(url)` and the answer it prints
@@ -279,6 +328,7 @@ def _names_itself(value: str, key: str, word: str) -> bool:
         values.is_label(value, values.key_words(key))
         or values.is_type_name(value, word)
         or values.shares_key_stem(value, key)
+        or values.is_key_name(value)
     )
 
 
@@ -294,8 +344,20 @@ def _not_a_credential(value: str) -> bool:
         or values.is_sequence(bare)
         or values.escapes_non_ascii(bare)
         or "${" in bare  # `secret${i}`: a template literal
-        or bare.endswith(("...", "…"))  # `eyJhbGciOi...`: cut short in the docs
+        or _FORMAT_FIELD.search(bare) is not None  # `'latest/{0}'.format(…)`: a template of str.format
+        or "..." in bare  # `eyJhbGciOi...`, `ACEGmnoq#1rstu2...BDFH3vx`: cut short in the docs
+        or "…" in bare
+        or bare.endswith("/aws4_request")  # `Credential=AKIA…/20220524/us-east-1/s3/aws4_request`: a scope
+        or values.is_phrase(bare)
+        or values.is_arn(bare)
+        or values.is_alphabet_walk(bare)
+        or values.is_public_key(bare)
+        or _REGEX_CLASS.match(bare) is not None  # `client_secret=\w+` in a pattern that masks one
     )
+
+
+_FORMAT_FIELD = re.compile(r"\{[\w.]{0,40}\}")
+_REGEX_CLASS = re.compile(r"\\[wdsSWD][+*]")
 
 
 def _in_doctest(text: str, at: int) -> bool:
@@ -339,8 +401,8 @@ def _is_code(match: re.Match[str], value: str) -> bool:
     if leading and leading.group().lower() in _CODE_WORDS and value[leading.end() :][:1] in ".(:[":
         return True  # this.#c(), lambda: cred
     dotted = _DOTTED.match(value)
-    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "(:[?!":
-        return True  # i.fail:(...), a ternary of minified code
+    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "(:[?!=":
+        return True  # i.fail:(...), e.crossOrigin===`anonymous`?…: a ternary or a comparison of minified code
     text, at = match.string, match.start(match.lastgroup or "bare")
     if dotted and dotted.end() == len(value):
         root = _LEADING_NAME.match(value)
@@ -348,7 +410,15 @@ def _is_code(match: re.Match[str], value: str) -> bool:
             return True  # UIStrings$18.fast4G, where UIStrings$18 is defined in the same text
     if _IDENTIFIER.fullmatch(value) and _named_elsewhere(text, value, at):
         return True
+    operand = _OPERAND.match(value)
+    name = operand.group(1) or operand.group(2) if operand else None
+    if name and _named_elsewhere(text, name, at + value.index(name)):
+        return True  # `!!r`, `e?e.substring(0,10)`: a negation or a ternary on a name of the text
     return _sentence_goes_on(match)
+
+
+#: A name negated (`!!r`) or asked a ternary's question (`e?…`), as minified code writes it.
+_OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)$|([A-Za-z_$][\w$]*)\?[A-Za-z_$!]")
 
 
 def _sentence_goes_on(match: re.Match[str]) -> bool:
@@ -384,12 +454,45 @@ def _assigned_at(text: str, start: int) -> bool:
     return before >= 0 and text[before] in "=:"
 
 
+#: Key words that make a key whatever is glued before them (PGPASSWORD, MYSQLPASSWORD, userpassword).
+_GLUED_WORDS = frozenset({"password", "passwd", "passphrase"})
 # Glued prefixes that make a key of `key`, `token` or `secret` (apikey, authtoken, clientsecret).
 _KEY_PREFIXES = ("api", "auth", "access", "client", "secret", "private", "bearer", "refresh", "session", "db", "app")
 
 
 def _value_of(match: re.Match[str]) -> str:
-    return match.group(match.lastgroup or "bare")  # the value group closes last
+    start, end = _value_span(match)
+    return match.string[start:end]
+
+
+_TUPLE_TARGET = re.compile(r"(?:^|[\n;(])[ \t]*((?:[A-Za-z_][\w.]{0,60}[ \t]*,[ \t]*){1,8})$")
+_QUOTED_ITEM = re.compile(r"""[ \t]*(?:"([^"\\\r\n]{0,4096})"|'([^'\r\n]{0,4096})')[ \t]*(,?)""")
+
+
+def _value_span(match: re.Match[str]) -> tuple[int, int]:
+    """Where the key's value is: the group that matched, or, when the key is one of several names assigned at
+    once (`user, password = "wile", "coyote"`), the quoted value at the key's place on the right."""
+    group = match.lastgroup or "bare"  # the value group closes last
+    span = match.span(group)
+    text = match.string
+    key_start = match.start() - len(_key_before(text, match.start()))
+    before = text[max(0, key_start - 80) : key_start].rstrip(" \t")
+    if group not in ("dq", "sq") or not before.endswith(",") or "=" not in text[match.end("word") : span[0]]:
+        return span
+    target = _TUPLE_TARGET.search(text, max(0, key_start - 200), key_start)
+    if target is None:
+        return span
+    at = span[0] - 1  # the opening quote of the first value
+    for _ in range(target.group(1).count(",")):
+        item = _QUOTED_ITEM.match(text, at)
+        if item is None or not item.group(3):
+            return span
+        at = item.end()
+    item = _QUOTED_ITEM.match(text, at)
+    if item is None:
+        return span
+    value = 1 if item.group(1) is not None else 2
+    return item.span(value)
 
 
 def _basic_credentials(value: str) -> str | None:
@@ -409,8 +512,15 @@ def _basic(value: str) -> bool:
     return credentials is not None and not _example_password(credentials.partition(":")[2])
 
 
+#: A URL template's words for its parts (`github://org:repo@sha/path`): its password names a part.
+_URL_PARTS = frozenset({"repo", "org", "owner", "sha", "ref", "branch", "host", "bucket", "project", "path"})
+
+
 def _example_password(password: str) -> bool:
-    return password.lower() in _EXAMPLE_VALUES or values.is_label(password) or values.is_sequence(password)
+    lowered = password.lower()
+    return (
+        lowered in _EXAMPLE_VALUES or lowered in _URL_PARTS or values.is_label(password) or values.is_sequence(password)
+    )
 
 
 def _not_a_port(value: str) -> bool:
@@ -442,7 +552,7 @@ _KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{40}")
 
 def _has_key_body(value: str) -> bool:
     """A private key's base64 follows its header: `indexOf("-----BEGIN PRIVATE KEY-----")` is code about one."""
-    return _KEY_BODY.search(value) is not None
+    return _KEY_BODY.search(value) is not None and not any(mark in value for mark in ("...", "…", "EXAMPLE"))
 
 
 _DETECTORS: tuple[_Detector, ...] = (
@@ -690,7 +800,7 @@ def _matches(detector: _Detector, text: str, positions: dict[str, list[int]]) ->
             group = detector.group
             if group == "":
                 group = match.lastgroup or "bare"  # the value group closes last
-            start, end = match.span(group)
+            start, end = match.span(group) if detector.group != "" else _value_span(match)
             kind = detector.kind_of(match) if detector.kind_of is not None else detector.kind
             value = text[start:end]
             if kind and (detector.check is None or detector.check(value)):

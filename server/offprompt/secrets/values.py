@@ -18,8 +18,14 @@ from urllib.parse import unquote
 
 __all__ = [
     "escapes_non_ascii",
+    "is_alphabet_walk",
+    "is_arn",
+    "is_camel_name",
     "is_data",
+    "is_key_name",
     "is_label",
+    "is_phrase",
+    "is_public_key",
     "is_sentence",
     "is_sequence",
     "is_structured",
@@ -33,7 +39,7 @@ DESCRIBING = frozenset(
     {
         "secret", "secrets", "password", "passwords", "passwd", "pass", "pwd", "pw", "passphrase", "token",
         "tokens", "key", "keys", "apikey", "credential", "credentials", "hidden", "sensitive", "test", "testing",
-        "tester", "example", "sample", "dummy", "fake", "value", "values", "placeholder",
+        "tester", "example", "sample", "dummy", "fake", "mock", "value", "values", "placeholder", "hide",
     }
 )  # fmt: skip
 #: Words a label puts around those (`db-secret`, `top secret`, `real-secret-6-levels`); none is a label alone.
@@ -41,7 +47,8 @@ FILLER = frozenset(
     {
         "my", "your", "our", "the", "a", "an", "top", "some", "bad", "wrong", "invalid", "incorrect", "new", "old",
         "other", "another", "real", "client", "app", "db", "api", "auth", "user", "admin", "level", "levels",
-        "super", "very", "data", "access", "refresh", "default", "dev", "local", "private",
+        "super", "very", "data", "access", "refresh", "default", "dev", "local", "private", "foo", "bar", "baz",
+        "abc", "xyz", "object", "file",
     }
 )  # fmt: skip
 
@@ -110,8 +117,13 @@ _WORD = re.compile(r"[A-Za-z]+")
 
 def is_sentence(value: str) -> bool:
     """Prose about a secret, not one: four words or more, one of them a word for a secret
-    (`Password used to generate key`); a passphrase is words too, but does not name itself."""
+    (`Password used to generate key`), or six glued in camel case (`PassWordMustBeAtLeast6Chars.`); a passphrase
+    is words too, but does not name itself."""
     words = [word.lower() for word in _WORD.findall(value)]
+    if " " not in value and re.fullmatch(r"[A-Za-z0-9]+\.?", value):  # PassWordMustBeAtLeast6Chars.
+        words = [hump.lower() for hump in _HUMPS.findall(value) if not hump.isdigit()]
+        wordlike = all(len(word) >= 2 and _VOWELS & set(word) for word in words)  # not Xk92jd0qLm's humps
+        return len(words) >= 6 and wordlike and any(word in DESCRIBING for word in words)
     return value.count(" ") >= 3 and any(word in DESCRIBING for word in words)
 
 
@@ -139,11 +151,17 @@ def is_data(value: str) -> bool:
 
 
 def is_sequence(value: str) -> bool:
-    """A run of the alphabet or of the digits (`abcdefg`, `123456`, `abc123`): the placeholder of docs."""
+    """A run of the alphabet or of the digits (`abcdefg`, `123456`, `abc123`, `1234567890123`): the placeholder
+    of docs."""
     runs = re.findall(r"[a-z]+|[A-Z]+|\d+", value)
     if "".join(runs) != value or not runs:
         return False
-    return all(len(run) >= 3 and all(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(run)) for run in runs)
+    return all(len(run) >= 3 and all(_next(a, b) for a, b in itertools.pairwise(run)) for run in runs)
+
+
+def _next(a: str, b: str) -> bool:
+    """`b` follows `a` in the alphabet, or in the digits round (`…7890123`)."""
+    return ord(b) - ord(a) == 1 or (a.isdigit() and (int(b) - int(a)) % 10 == 1)
 
 
 _ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|&#(\d{1,7});|((?:%[0-9A-Fa-f]{2})+)")
@@ -170,7 +188,7 @@ def _utf8_beyond_ascii(data: bytes) -> bool:
         return False
 
 
-_PLAIN_PART = re.compile(r"[a-z0-9]+|[A-Z0-9]+|[A-Z][a-z]+")
+_PLAIN_PART = re.compile(r"[a-z0-9]+|[A-Z0-9]+|[A-Z][a-z]+|(?:[a-z]+|[A-Z][a-z]+)(?:[A-Z][a-z]+)+")
 _STRUCTURE = re.compile(r"[-_.:#/ ]+")
 
 
@@ -210,3 +228,103 @@ def shares_key_stem(value: str, key: str) -> bool:
         and value_parts[:2] == key_parts[:2]
         and all(part.isalpha() for part in value_parts[2:])
     )
+
+
+#: Words of no content of their own: a phrase made of them and words for a secret (`as will this`,
+#: `please hide me`) is a fixture of a redaction test, not a passphrase.
+FUNCTION_WORDS = frozenset(
+    {
+        "as", "will", "this", "that", "these", "those", "it", "is", "be", "are", "was", "me", "you", "we", "they",
+        "please", "should", "must", "can", "not", "no", "do", "of", "to", "and", "or", "in", "on", "at", "by",
+        "for", "with", "from", "here", "there", "also", "too", "so", "i",
+    }
+)  # fmt: skip
+
+
+def is_phrase(value: str) -> bool:
+    """Two or three lower-case words of no content of their own and words for a secret (`as will this`,
+    `please hide me`, `it is very secret`); `purple monkey dishwasher` is a passphrase."""
+    words = value.split(" ")
+    vocabulary = FUNCTION_WORDS | DESCRIBING | FILLER
+    return 2 <= len(words) <= 4 and all(word.isalpha() and word.islower() and word in vocabulary for word in words)
+
+
+#: The last word of a name of a key or a header: a value made of words and ending with one names a key.
+_KEY_ENDINGS = frozenset(
+    {
+        "secret", "secrets", "key", "keys", "token", "tokens", "password", "passwd", "passphrase", "credential",
+        "credentials", "pass",
+    }
+)  # fmt: skip
+_NAME_PART = re.compile(r"[A-Za-z]+\d{0,3}")
+
+
+def is_key_name(value: str) -> bool:
+    """A name of a key, a header or a label ending with what it stands for: words (each with a counter at most)
+    joined by `-`, `_`, `.` or spaces, the last a word for a secret (`AWS_SECRET_ACCESS_KEY`, `my-idp-secret`,
+    `as1-client-secret`, `Access-Control-Allow-Credentials`). `Xk92jd0q-secret` has a value of its own."""
+    parts = [part for part in re.split(r"[-_. ]+", value) if part]
+    return (
+        len(parts) >= 2
+        and parts[-1].lower() in _KEY_ENDINGS
+        and all(_NAME_PART.fullmatch(part) for part in parts)
+        and not any(_generated(part) for part in parts)
+    )
+
+
+_VOWELS = frozenset("aeiouyAEIOUY")
+
+
+def is_camel_name(value: str) -> bool:
+    """A camel-case name of code or of an API (`PublicIpv4Pools`, `Ec2KeyName`, `enableServerSideEncryption`):
+    two words or more, each of two letters or more with a vowel, a digit between them at most. A generated
+    value's humps are short and seldom hold a vowel (`Xk92jd0qLm7vTb3z`)."""
+    if not value.isalnum():
+        return False
+    humps = _HUMPS.findall(value)
+    words = [hump for hump in humps if not hump.isdigit()]
+    return (
+        "".join(humps) == value
+        and len(words) >= 2
+        and all(len(word) >= 2 and _VOWELS & set(word) for word in words)
+        and all(len(hump) == 1 for hump in humps if hump.isdigit())
+    )
+
+
+_ARN = re.compile(r"arn:[a-z*-]*:[a-z0-9*-]+:[^\s]*")
+
+
+def is_arn(value: str) -> bool:
+    """An Amazon Resource Name (`arn:aws:kms:us-west-2:111122223333:key/…`, `arn:aws:secretsmanager:…:secret:N`):
+    the name of a key or a secret, not its value."""
+    return _ARN.fullmatch(value) is not None
+
+
+def is_alphabet_walk(value: str) -> bool:
+    """A long value typed by walking the alphabet and the digits, case aside (`AB1C2defGHijkLMNo3PqQRstUvwxyz…`,
+    `a123b45c6d78e9f012…`): a documentation placeholder. Its letters, taken alone, and its digits, taken alone,
+    mostly step by one; a generated value's do so about once in 26 and once in 10. Forty characters at least."""
+    if len(value) < 40:
+        return False  # the placeholders of API references are long; `a1b2c3d4-e5f6-7890-abcd-…` stays a value
+    letters = [c for c in value.lower() if "a" <= c <= "z"]
+    digits = [int(c) for c in value if c.isdigit()]
+
+    def walks(steps: list[bool]) -> bool:
+        return not steps or sum(steps) >= 0.6 * len(steps)
+
+    letter_steps = [(ord(b) - ord(a)) % 26 == 1 for a, b in itertools.pairwise(letters)]
+    digit_steps = [(b - a) % 10 == 1 for a, b in itertools.pairwise(digits)]
+    return len(letters) + len(digits) >= 12 and walks(letter_steps) and walks(digit_steps)
+
+
+#: The DER openings of public keys in base64 (SubjectPublicKeyInfo: EC P-256 and P-384, RSA, Ed25519, X25519):
+#: npm's registry signing keys, a JWKS's `x5c`. A private key's PKCS#8 opens with a version (`MIGHAgEA`).
+_PUBLIC_KEY_DER = (
+    "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE", "MHYwEAYHKoZIzj0CAQYFK4EEACIDYgAE", "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A",
+    "MIICIjANBgkqhkiG9w0BAQEFAAOCAg8A", "MCowBQYDK2VwAyEA", "MCowBQYDK2VuAyEA",
+)  # fmt: skip
+
+
+def is_public_key(value: str) -> bool:
+    """A public key in base64 DER: it grants nothing."""
+    return value.startswith(_PUBLIC_KEY_DER)
