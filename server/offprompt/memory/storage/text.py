@@ -12,7 +12,7 @@ done too, `pending()` names the namespace.
 
 `query` ranks in one of three modes: `dense` (cosine similarity of the
 embeddings: finds paraphrases), `lexical` (BM25 over words and identifiers)
-or `hybrid` (both scores, normalised and combined: see :func:`_fuse`). In
+or `hybrid` (both scores, normalised and combined: see :mod:`ranking`). In
 `lexical` and `hybrid`, a chunk that contains an identifier the query names
 (``ERR_CONN_RESET``, ``TimeoutExpired``, a path) ranks above every chunk that
 doesn't, as grep would find it.
@@ -51,6 +51,7 @@ from offprompt.errors import (
 )
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
+from offprompt.memory.storage import ranking
 from offprompt.memory.storage.base import Candidate, Hit, IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
 from offprompt.memory.storage.coverage import coverage
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
@@ -76,11 +77,6 @@ MODES: Final = get_args(SearchMode)
 
 #: Candidates each ranking contributes before fusion.
 CANDIDATES: Final = 50
-#: In hybrid mode, the weight of the normalised dense score; the lexical one gets the rest. Then the share of
-#: the query's words a chunk holds (`coverage.py`) is added with its own weight. Tuned on the retrieval eval's dev
-#: questions only (bench/retrieval/eval.py; the held-out ones were written before and never tuned on).
-DENSE_WEIGHT: Final = 0.6
-COVERAGE_WEIGHT: Final = 0.4
 #: How long a query waits for just-stored text to reach the lexical index.
 CHUNKING_WAIT_SECONDS: Final = 0.5  # then the task memory ranks what is still unchunked on the spot
 #: How long the embedder yields, between two batches, to a stored text waiting for the chunker.
@@ -97,24 +93,6 @@ _OFFSET_BYTES = 4
 def searchable(context: str, text: str) -> str:
     """What a chunk is indexed as: its context line, then its text."""
     return f"{context}\n{text}" if context else text
-
-
-def _fuse(candidates: Sequence[Candidate]) -> None:
-    """Hybrid scores: a convex combination of the two scores, each normalised over the candidates, plus the
-    chunk's coverage of the query.
-
-    BM25 is divided by the best BM25 (0 stays "no shared word"); similarity is min-max scaled, since cosine
-    values of one model crowd a narrow band. Unlike rank fusion, a clear winner of one ranking stays ahead of
-    chunks both rankings find middling. Coverage lifts the chunk that holds most of the question over one that
-    repeats a single word of it.
-    """
-    top = max((c.scores.get("lexical", 0.0) for c in candidates), default=0.0)
-    similar = [c.scores["dense"] for c in candidates if "dense" in c.scores]
-    low, high = (min(similar), max(similar)) if similar else (0.0, 0.0)
-    for c in candidates:
-        lexical = c.scores.get("lexical", 0.0) / top if top > 0 else 0.0
-        dense = (c.scores["dense"] - low) / (high - low) if "dense" in c.scores and high > low else 0.0
-        c.score = DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical + COVERAGE_WEIGHT * c.coverage
 
 
 class IndexedTextStorage:
@@ -457,7 +435,7 @@ class IndexedTextStorage:
             shares = coverage(query, [searchable(c.record.context, c.text) for c in found])
             for c, share in zip(found, shares, strict=True):
                 c.coverage = share
-            _fuse(found)
+            ranking.fuse(query, found)
         else:
             for c in found:
                 c.score = c.scores.get(mode, 0.0)
