@@ -26,8 +26,9 @@ def test_a_question_in_plain_words_is_spelled_by_the_constant_that_answers_it() 
         "BUFFER = bytearray()",
     ]
     # The defining line spells every word of the question; a docstring naming it defines nothing, and a name of
-    # a single one of the words spells a third of the question.
-    assert feature("what is default buffer size", texts, "defines_value") == [1.0, 0.0, pytest.approx(1 / 3)]
+    # a single one of the words spells too little of the question to be what it names.
+    assert feature("what is default buffer size", texts, "defines_value") == [1.0, 0.0, 0.0]
+    assert feature("buffer size", texts, "defines_value")[2] == 0.5
     assert feature("what is default buffer size", texts, "defines") == [0.0, 0.0, 0.0]
 
 
@@ -42,7 +43,7 @@ def test_a_function_or_class_is_spelled_by_its_parts_whatever_the_case_and_inden
     assert feature("register archive format", texts, "defines") == [
         1.0,
         0.0,
-        pytest.approx(1 / 3),  # one of the three words
+        0.0,  # one of the three words: not what the question names
         1.0,
         0.0,
     ]
@@ -63,5 +64,14 @@ def test_a_feature_with_no_weight_is_not_computed(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(ranking, "_definitions", fail)
     found = [candidate("DEFAULT_BUFFER_SIZE = 8192", lexical=1.0)]
-    ranking.fuse("default buffer size", found, ranking.HAND_SET)
+    ranking.fuse("default buffer size", found, {"lexical": 0.4, "dense": 0.6})
     assert found[0].score == pytest.approx(0.4)
+
+
+def test_the_chunk_defining_what_the_question_names_outranks_one_that_mentions_it_more() -> None:
+    found = [
+        candidate('    """Reads the default buffer size: DEFAULT_BUFFER_SIZE."""', lexical=9.0, dense=0.6, share=1.0),
+        candidate("DEFAULT_BUFFER_SIZE = 8 * 1024  # bytes", lexical=3.0, dense=0.4, share=1.0),
+    ]
+    ranking.fuse("what is default buffer size", found)
+    assert found[1].score > found[0].score

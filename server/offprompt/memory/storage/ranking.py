@@ -16,9 +16,11 @@ from 0 to 1 (``cosine`` from -1 to 1):
 
 The score is the weighted sum of the features; one with no weight is not computed. Scores that are combined
 rather than ranks keep a clear winner of one ranking ahead of chunks both rankings find middling.
-:data:`HAND_SET` are the weights in use, chosen by hand on the retrieval eval's tuning questions. The other
-features are there for bench/retrieval/fit_fusion.py, which fits weights over all of them by document-wise
-cross-validation: so far no fit has beaten these on held-out documents (docs/retrieval.md).
+:data:`HAND_SET` are the weights in use, chosen by hand: the two scores and coverage on the retrieval eval's
+tuning questions, the definitions so that a chunk defining what the query names comes before those that only
+mention it. The other features are there for bench/retrieval/fit_fusion.py, which fits weights over all of
+them by document-wise cross-validation: so far no fit has beaten these on held-out documents
+(docs/retrieval.md).
 """
 
 from __future__ import annotations
@@ -36,7 +38,18 @@ from offprompt.memory.storage.lexical import STOPWORDS, name_parts
 __all__ = ["FEATURES", "HAND_SET", "features", "fuse", "query_terms"]
 
 FEATURES: Final = ("lexical", "dense", "coverage", "defines", "defines_value", "context", "length", "cosine")
-HAND_SET: Final[Mapping[str, float]] = {"lexical": 0.4, "dense": 0.6, "coverage": 0.4}
+#: A chunk that defines what the query names (a name spelling at least DEFINES_AT_LEAST of its words) gains
+#: up to as much as the two scores together: it ranks above the chunks that only mention the name.
+HAND_SET: Final[Mapping[str, float]] = {
+    "lexical": 0.4,
+    "dense": 0.6,
+    "coverage": 0.4,
+    "defines": 1.0,
+    "defines_value": 1.0,
+}
+#: The share of the query's words a defined name must spell for the query to name it: "default buffer size"
+#: names DEFAULT_BUFFER_SIZE, a question of seven words that holds "posix spawn" does not name _use_posix_spawn.
+DEFINES_AT_LEAST: Final = 0.5
 
 #: A name defined by a keyword (Python's ``def``/``class``, JavaScript's ``function``/``class``) at any indent
 #: (group 1), or assigned at the start of a line, a module's constant or top-level variable (group 2).
@@ -71,13 +84,15 @@ def _definitions(text: str) -> tuple[list[str], list[str]]:
 
 
 def _defines(names: Sequence[str], words: frozenset[str]) -> float:
-    """The largest share of `words` that one of `names` spells whole (each of its parts is a query word)."""
+    """The largest share of `words` that one of `names` spells whole (each of its parts is a query word), 0 if
+    it is below DEFINES_AT_LEAST."""
     best = 0
     for name in names:
         parts = _spelled(name)
         if parts and parts <= words:
             best = max(best, len(parts))
-    return best / len(words) if words else 0.0
+    share = best / len(words) if words else 0.0
+    return share if share >= DEFINES_AT_LEAST else 0.0
 
 
 def features(query: str, candidates: Sequence[Candidate], names: Sequence[str] = FEATURES) -> list[list[float]]:
