@@ -3,10 +3,12 @@ the embeddings are done; texts still read back byte for byte; the embedding func
 
 from __future__ import annotations
 
+import _pyio
 import re
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -407,6 +409,22 @@ async def test_a_small_functions_docstring_words_bring_it_back_first_not_its_big
             client, query="how many seconds to wait before the next retry of a failed upload", mode=mode
         )
         assert "def backoff_delay" in found["results"][0]["text"], mode
+
+
+def pyio_start() -> str:
+    """The start of the standard library's pure-Python io: `open`'s docstring and body name DEFAULT_BUFFER_SIZE
+    in words and in code, a line near the top defines it."""
+    source = Path(_pyio.__file__).read_text(encoding="utf-8")
+    return source[: source.index("class RawIOBase")]
+
+
+async def test_a_constant_asked_for_in_plain_words_is_found_at_its_defining_line(
+    memory: TaskMemory, client: Client
+) -> None:
+    memory.store([from_block(mt.TextContent(text=pyio_start()))], tool="fs.read")
+    wait(memory)
+    found = await query(client, query="what is default buffer size")
+    assert "DEFAULT_BUFFER_SIZE = 8 * 1024" in found["results"][0]["text"]
 
 
 #: While set, the embedding service below is down (as an Ollama or OpenAI endpoint can be).

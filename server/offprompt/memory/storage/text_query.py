@@ -1,9 +1,9 @@
 """A query over stored texts' chunks, by meaning, by words or both: what both text storages answer with.
 
 `TextSearch.query` ranks in one of three modes: `dense` (cosine similarity of the embeddings: finds
-paraphrases), `lexical` (BM25 over words and identifiers) or `hybrid` (both scores, normalised and combined:
-see :func:`fuse`). In `lexical` and `hybrid`, a chunk that contains an identifier the query names
-(``ERR_CONN_RESET``, ``TimeoutExpired``, a path) ranks above every chunk that doesn't, as grep would find it.
+paraphrases), `lexical` (BM25 over words and identifiers) or `hybrid` (both scores, normalised, with coverage
+and definitions: see :mod:`ranking`). In `lexical` and `hybrid`, a chunk that contains an identifier the query
+names (``ERR_CONN_RESET``, ``TimeoutExpired``, a path) ranks above every chunk that doesn't, as grep would.
 The indexes are the storage's (`indexes.py`'s protocols); the chunks' texts are read through its `LocalTexts`.
 """
 
@@ -15,13 +15,14 @@ from typing import Final, get_args
 
 from offprompt.errors import ConfigError, CredentialsRefusedError, IncompatibleStoreError, InvalidArgumentError
 from offprompt.memory import chunking
+from offprompt.memory.storage import ranking
 from offprompt.memory.storage.base import Candidate, Hit, Ranking, SearchMode
 from offprompt.memory.storage.coverage import coverage
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
 from offprompt.memory.storage.local_texts import LocalTexts, searchable
 
-__all__ = ["CANDIDATES", "MODES", "PERMANENT_FAILURES", "TextSearch", "describe_failure", "fuse"]
+__all__ = ["CANDIDATES", "MODES", "PERMANENT_FAILURES", "TextSearch", "describe_failure"]
 
 logger = logging.getLogger(__name__)
 
@@ -29,11 +30,6 @@ MODES: Final = get_args(SearchMode)
 
 #: Candidates each ranking contributes before fusion.
 CANDIDATES: Final = 50
-#: In hybrid mode, the weight of the normalised dense score; the lexical one gets the rest. Then the share of
-#: the query's words a chunk holds (`coverage.py`) is added with its own weight. Tuned on the retrieval eval's dev
-#: questions only (bench/retrieval/eval.py; the held-out ones were written before and never tuned on).
-DENSE_WEIGHT: Final = 0.6
-COVERAGE_WEIGHT: Final = 0.4
 #: How long a scoped query waits for just-stored text to reach the lexical index.
 CHUNKING_WAIT_SECONDS: Final = 0.5  # then the task memory ranks what is still unchunked on the spot
 #: Failures that retrying won't mend: the configuration is wrong.
@@ -44,24 +40,6 @@ def describe_failure(exc: BaseException) -> str:
     """An exception in one line, for the model and the log: its type and the start of its message."""
     message = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {message[:200]}" if message else type(exc).__name__
-
-
-def fuse(candidates: Sequence[Candidate]) -> None:
-    """Hybrid scores: a convex combination of the two scores, each normalised over the candidates, plus the
-    chunk's coverage of the query.
-
-    BM25 is divided by the best BM25 (0 stays "no shared word"); similarity is min-max scaled, since cosine
-    values of one model crowd a narrow band. Unlike rank fusion, a clear winner of one ranking stays ahead of
-    chunks both rankings find middling. Coverage lifts the chunk that holds most of the question over one that
-    repeats a single word of it.
-    """
-    top = max((c.scores.get("lexical", 0.0) for c in candidates), default=0.0)
-    similar = [c.scores["dense"] for c in candidates if "dense" in c.scores]
-    low, high = (min(similar), max(similar)) if similar else (0.0, 0.0)
-    for c in candidates:
-        lexical = c.scores.get("lexical", 0.0) / top if top > 0 else 0.0
-        dense = (c.scores["dense"] - low) / (high - low) if "dense" in c.scores and high > low else 0.0
-        c.score = DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical + COVERAGE_WEIGHT * c.coverage
 
 
 class TextSearch:
@@ -146,7 +124,7 @@ class TextSearch:
             shares = coverage(query, [searchable(c.record.context, c.text) for c in found])
             for c, share in zip(found, shares, strict=True):
                 c.coverage = share
-            fuse(found)
+            ranking.fuse(query, found)
         else:
             for c in found:
                 c.score = c.scores.get(mode, 0.0)

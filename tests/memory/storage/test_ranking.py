@@ -1,0 +1,77 @@
+"""Hybrid ranking's features and weights: what decides which of the candidate chunks comes first."""
+
+from __future__ import annotations
+
+import pytest
+
+from offprompt.memory.storage import ranking
+from offprompt.memory.storage.base import Candidate
+from offprompt.memory.storage.lexical import ChunkRecord
+
+
+def candidate(text: str, lexical: float = 0.0, dense: float = 0.0, share: float = 0.0, context: str = "") -> Candidate:
+    c = Candidate(ChunkRecord("ns", 0, 0, 0, len(text), 0, context), {"lexical": lexical, "dense": dense}, text)
+    c.coverage = share
+    return c
+
+
+def feature(query: str, texts: list[str], name: str) -> list[float]:
+    return [row[0] for row in ranking.features(query, [candidate(t) for t in texts], [name])]
+
+
+def test_a_question_in_plain_words_is_spelled_by_the_constant_that_answers_it() -> None:
+    texts = [
+        "DEFAULT_BUFFER_SIZE = 8 * 1024  # bytes",
+        '    """Read at most the default buffer size at once."""\n    n = DEFAULT_BUFFER_SIZE',
+        "BUFFER = bytearray()",
+    ]
+    # The defining line spells every word of the question; a docstring naming it defines nothing, and a name of
+    # a single one of the words spells too little of the question to be what it names.
+    assert feature("what is default buffer size", texts, "defines_value") == [1.0, 0.0, 0.0]
+    assert feature("buffer size", texts, "defines_value")[2] == 0.5
+    assert feature("what is default buffer size", texts, "defines") == [0.0, 0.0, 0.0]
+
+
+def test_a_function_or_class_is_spelled_by_its_parts_whatever_the_case_and_indent() -> None:
+    texts = [
+        "def register_archive_format(name, function, extra_args=None,\n                            description=''):",
+        "class SameFileError(Error):\n    pass",
+        "    async def register(self):",
+        "export function registerArchiveFormat() {}",
+        "# see register_archive_format()",
+    ]
+    assert feature("register archive format", texts, "defines") == [
+        1.0,
+        0.0,
+        0.0,  # one of the three words: not what the question names
+        1.0,
+        0.0,
+    ]
+    assert feature("same file error", texts, "defines")[1] == 1.0
+
+
+def test_the_hand_set_weights_mix_both_scores_and_the_coverage() -> None:
+    found = [candidate("a", lexical=4.0, dense=0.30, share=0.0), candidate("b", lexical=2.0, dense=0.50, share=1.0)]
+    ranking.fuse("what is a", found)
+    # BM25 over the best one (1 and 0.5), similarity min-max scaled (0 and 1), then 0.4 of the coverage.
+    assert found[0].score == pytest.approx(0.4 * 1.0)
+    assert found[1].score == pytest.approx(0.4 * 0.5 + 0.6 * 1.0 + 0.4 * 1.0)
+
+
+def test_a_feature_with_no_weight_is_not_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(text: str) -> None:
+        raise AssertionError("definitions looked for with no weight on them")
+
+    monkeypatch.setattr(ranking, "_definitions", fail)
+    found = [candidate("DEFAULT_BUFFER_SIZE = 8192", lexical=1.0)]
+    ranking.fuse("default buffer size", found, {"lexical": 0.4, "dense": 0.6})
+    assert found[0].score == pytest.approx(0.4)
+
+
+def test_the_chunk_defining_what_the_question_names_outranks_one_that_mentions_it_more() -> None:
+    found = [
+        candidate('    """Reads the default buffer size: DEFAULT_BUFFER_SIZE."""', lexical=9.0, dense=0.6, share=1.0),
+        candidate("DEFAULT_BUFFER_SIZE = 8 * 1024  # bytes", lexical=3.0, dense=0.4, share=1.0),
+    ]
+    ranking.fuse("what is default buffer size", found)
+    assert found[1].score > found[0].score
