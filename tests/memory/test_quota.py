@@ -96,3 +96,30 @@ def test_clean_up_counts_what_it_drops_in_its_progress_and_its_log(
         newest = memory.store([TextArtifact(value="the newest")], tool="t").namespace  # expiry runs on each store
     assert [r.namespace for r in memory.recent()] == [newest]
     assert f"expired 2 namespaces from memory {memory.name!r}" in caplog.text
+
+
+def test_listings_measure_the_quota_every_few_seconds_and_stores_every_time(
+    settings: MemorySettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = TaskMemory.open(replace(settings, max_bytes=None, chroma="ephemeral"))
+    clock = [1000.0]
+    monkeypatch.setattr(task_memory.time, "monotonic", lambda: clock[0])
+    try:
+        old = memory.store([TextArtifact(value=_log(1))], tool="t.old").namespace
+        new = memory.store([TextArtifact(value=_log(2))], tool="t.new").namespace
+        assert memory.text.wait_chunked(None, timeout=120)
+        memory.recent()  # measured now
+        measured = memory.used_bytes
+        calls: list[int] = []
+        monkeypatch.setattr(memory, "used_bytes", lambda: calls.append(1) or measured())
+        memory.recent()
+        assert calls == []  # a listing right after a listing does not measure again
+        memory._max_bytes = measured() // 2  # as if the indexes had grown past the quota meanwhile
+        memory.recent()
+        assert calls == []
+        clock[0] += task_memory.QUOTA_RECHECK_SECONDS
+        assert [r.namespace for r in memory.recent()] == [new]  # a few seconds on, the oldest goes
+        with pytest.raises(NotFoundError):
+            memory.load(old)
+    finally:
+        memory.close()

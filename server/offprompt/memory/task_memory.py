@@ -14,12 +14,13 @@ import base64
 import contextlib
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import mcp_types as mt
 import platformdirs
@@ -69,6 +70,10 @@ REFERENCE_TEMPLATE = (
     'and artifact_namespace "{artifact_namespace}".'
 )
 URI_SCHEME = "memory"
+#: A listing measures the quota (stat calls and a count of free pages in each index's file, most of what a
+#: memory_list costs) at most this often; every store measures it, so growth by stores is caught at once and
+#: the indexes' growth in the background within this long.
+QUOTA_RECHECK_SECONDS: Final = 5.0
 #: Every reference a model passes in a tool's argument starts with this (see `offprompt.arguments`).
 MEMORY_MARK = "⟦memory:"
 
@@ -289,7 +294,8 @@ class TaskMemory:
             BlobArtifact: blobs,
         }
         self.ttl_seconds = ttl_seconds
-        self.max_bytes = max_bytes
+        self._max_bytes = max_bytes
+        self._quota_measured = -math.inf  # monotonic time the quota was last measured
         self._lock = lock
         #: The memory's own directory (set by `open`); the secrets table lives there. None: nowhere on disk.
         self.directory: Path | None = None
@@ -716,11 +722,22 @@ class TaskMemory:
         texts = [(r.namespace, i.item) for r in records for i in r.items if _indexed(i)]
         return self.text.grep(pattern, texts, max_matches)
 
+    @property
+    def max_bytes(self) -> int | None:
+        """The quota: bytes the memory may occupy on disk (None: no limit)."""
+        return self._max_bytes
+
+    @max_bytes.setter
+    def max_bytes(self, value: int | None) -> None:
+        self._max_bytes = value
+        self._quota_measured = -math.inf  # a new quota is checked on the next listing
+
     def recent(self, limit: int = 50, owner: str | None = None) -> list[NamespaceRecord]:
-        """The newest namespaces (the caller's own, when `owner` is given), after dropping expired ones."""
+        """The newest namespaces (the caller's own, when `owner` is given), after dropping expired ones (and,
+        if it was not measured in the last QUOTA_RECHECK_SECONDS, the oldest over the quota)."""
         if limit <= 0:
             raise InvalidArgumentError(f"limit must be at least 1, not {limit}")
-        self.expire()
+        self.expire(quota=time.monotonic() - self._quota_measured >= QUOTA_RECHECK_SECONDS)
         return self.catalog.newest(limit, owner, whole_arguments=False)
 
     def delete(self, namespace: str, owner: str | None = None) -> NamespaceRecord:
@@ -731,8 +748,9 @@ class TaskMemory:
 
     # -- housekeeping ------------------------------------------------------------
 
-    def expire(self, keep: str | None = None) -> list[str]:
-        """Drop namespaces past their TTL, then the oldest ones while the memory occupies more than its quota.
+    def expire(self, keep: str | None = None, *, quota: bool = True) -> list[str]:
+        """Drop namespaces past their TTL, then (with `quota`) the oldest ones while the memory occupies more
+        than its quota.
 
         The newest namespace (and `keep`) is never dropped for the quota: its reference was just handed out.
         """
@@ -742,7 +760,9 @@ class TaskMemory:
         for ns in dropped:
             self.catalog.remove(ns)
             self._delete_payloads(ns)
-        if self.max_bytes is not None and self.used_bytes() > self.max_bytes:
+        if quota:
+            self._quota_measured = time.monotonic()
+        if quota and self.max_bytes is not None and self.used_bytes() > self.max_bytes:
             self._reclaim()
             # The indexes give back less than their share at once (Chroma keeps deleted slots for reuse), so
             # measure again after each round until the memory fits or only the protected are left.
