@@ -93,7 +93,7 @@ def shown_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments of a stored call as memory_list shows them: long values cut, with a marker saying so."""
     shown: dict[str, Any] = {}
     for key, value in list(arguments.items())[:MAX_ARGUMENTS_SHOWN]:
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
         if len(text) > MAX_ARGUMENT_CHARS:
             value = f"{text[:MAX_ARGUMENT_CHARS]}… [cut: {len(text):,} characters]"
         shown[key[:MAX_ARGUMENT_CHARS]] = value
@@ -108,9 +108,8 @@ def arguments_columns(arguments: Mapping[str, Any]) -> tuple[str, str | None]:
     whole = json.dumps(arguments, ensure_ascii=False, default=str)
     if len(whole) <= MAX_ARGUMENT_CHARS:  # no value, key or count can be over the limits
         return whole, None
-    parsed = json.loads(whole)
-    shown = shown_arguments(parsed)
-    return whole, None if shown == parsed else json.dumps(shown, ensure_ascii=False)
+    shown = shown_arguments(arguments)
+    return whole, None if shown == arguments else json.dumps(shown, ensure_ascii=False, default=str)
 
 
 @dataclass(frozen=True, slots=True)

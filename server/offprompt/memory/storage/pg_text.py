@@ -89,8 +89,6 @@ RETRY_SECONDS: Final = 15.0
 #: stay: their store may still be writing them).
 SWEEP_SECONDS: Final = 300.0
 _SWEEP_AGE_SECONDS: Final = 60.0
-#: How long a scoped query waits for just-stored text to be chunked (by any server).
-CHUNKING_WAIT_SECONDS: Final = 0.5  # then the task memory ranks what is still unchunked on the spot
 _CLAIM: Final = """
 UPDATE jobs SET owner = %(owner)s, taken = taken + 1,
     lease_until = clock_timestamp() + make_interval(secs => %(lease)s)

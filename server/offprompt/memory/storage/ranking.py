@@ -35,7 +35,7 @@ from offprompt.memory.storage.base import Candidate
 from offprompt.memory.storage.coverage import stem
 from offprompt.memory.storage.lexical import STOPWORDS, name_parts
 
-__all__ = ["FEATURES", "HAND_SET", "features", "fuse", "query_terms"]
+__all__ = ["FEATURES", "HAND_SET", "features", "fuse"]
 
 FEATURES: Final = ("lexical", "dense", "coverage", "defines", "defines_value", "context", "length", "cosine")
 #: A chunk that defines what the query names (a name spelling at least DEFINES_AT_LEAST of its words) gains
@@ -61,15 +61,10 @@ _DEFINITION: Final = re.compile(
 _LENGTH_SCALE: Final = math.log(4097)
 
 
-def query_terms(query: str) -> frozenset[str]:
-    """The query's words as the features compare them: parts of words and identifiers, lower-case, stemmed, stop
-    words left out (unless there is nothing else)."""
-    return _spelled(query)
-
-
 @lru_cache(maxsize=1 << 14)
 def _spelled(text: str) -> frozenset[str]:
-    """The words a text or a name spells, as :func:`query_terms` (``SameFileError``: file, error)."""
+    """The words a query or a name spells, as the features compare them: parts of words and identifiers,
+    lower-case, stemmed, stop words left out unless there is nothing else (``SameFileError``: file, error)."""
     every = name_parts(text)
     kept = [p for p in every if p not in STOPWORDS] or every
     return frozenset(stem(p) for p in kept)
@@ -97,7 +92,7 @@ def _defines(names: Sequence[str], words: frozenset[str]) -> float:
 
 def features(query: str, candidates: Sequence[Candidate], names: Sequence[str] = FEATURES) -> list[list[float]]:
     """Each candidate's features `names` (of :data:`FEATURES`), in that order; their `coverage` must be set."""
-    words = query_terms(query)
+    words = _spelled(query)
     top = max((c.scores.get("lexical", 0.0) for c in candidates), default=0.0)
     similar = [c.scores["dense"] for c in candidates if "dense" in c.scores]
     low, high = (min(similar), max(similar)) if similar else (0.0, 0.0)
@@ -108,6 +103,14 @@ def features(query: str, candidates: Sequence[Candidate], names: Sequence[str] =
     def dense(c: Candidate) -> float:
         return (c.scores["dense"] - low) / (high - low) if "dense" in c.scores and high > low else 0.0
 
+    found: dict[int, tuple[list[str], list[str]]] = {}
+
+    def definitions(c: Candidate) -> tuple[list[str], list[str]]:
+        """Looked for once a candidate: both definition features read them."""
+        if id(c) not in found:
+            found[id(c)] = _definitions(c.text)
+        return found[id(c)]
+
     def context(c: Candidate) -> float:
         return len(words & _spelled(c.record.context)) / len(words) if words and c.record.context else 0.0
 
@@ -115,8 +118,8 @@ def features(query: str, candidates: Sequence[Candidate], names: Sequence[str] =
         "lexical": lexical,
         "dense": dense,
         "coverage": lambda c: c.coverage,
-        "defines": lambda c: _defines(_definitions(c.text)[0], words),
-        "defines_value": lambda c: _defines(_definitions(c.text)[1], words),
+        "defines": lambda c: _defines(definitions(c)[0], words),
+        "defines_value": lambda c: _defines(definitions(c)[1], words),
         "context": context,
         "length": lambda c: min(1.0, math.log(len(c.text) + 1) / _LENGTH_SCALE),
         "cosine": lambda c: c.scores.get("dense", 0.0),

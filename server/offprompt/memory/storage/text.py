@@ -323,9 +323,9 @@ class IndexedTextStorage:
             self._state.notify_all()
 
     def _run_chunker(self) -> None:
-        # At the server's own priority, unlike the embedder: a query waits for it (up to CHUNKING_WAIT_SECONDS), and
-        # niced it lost the cores to the batch the model was embedding. It is short, and Python: the GIL, not
-        # niceness, is what it shares with the calls being served.
+        # At the server's own priority, unlike the embedder: a query waits for it (up to
+        # text_query.CHUNKING_WAIT_SECONDS), and niced it lost the cores to the batch the model was embedding. It is
+        # short, and Python: the GIL, not niceness, is what it shares with the calls being served.
         while (job := self._chunk_queue.get()) is not None:
             chunked = False
             try:
