@@ -14,7 +14,9 @@ from offprompt.memory.chunking import Chunk, chunk, detect, for_embedding
 from offprompt.memory.chunking.units import WordpieceCounter
 from offprompt.memory.storage.text import searchable
 
-from ..support import DOCS
+from ..support import DOCS, REPO
+
+READMES = REPO / "tests" / "data" / "readmes"
 
 SHAPES = {
     "code_subprocess.py": "code",
@@ -57,6 +59,34 @@ def test_real_documents_are_cut_by_what_they_are_and_fit_the_model(name: str, sh
     assert_covered(data, chunks)
     assert_within_the_model(data, chunks)
     assert [c.start for c in chunks] == sorted(c.start for c in chunks)
+
+
+@pytest.mark.parametrize("name", ["cors-2.8.6.md", "jose-6.2.18.md", "debug-4.4.3.md"])
+def test_a_readme_with_no_file_name_is_prose_whatever_its_examples_and_lists(name: str) -> None:
+    """A fetched README comes with no file name: its code examples must not make it code (cors), nor its
+    lists a log (jose), or its map lists the examples' functions instead of its headings."""
+    assert detect((READMES / name).read_text()) == "prose"
+
+
+def test_a_line_of_text_right_above_a_fence_heads_no_section() -> None:
+    """debug's README has `print :` then a fence: read as an underlined heading, it put the fence's output
+    (`3 false`) in the heading path of the chunks after it."""
+    text = (READMES / "debug-4.4.3.md").read_text()
+    headings = {line.lstrip("#").strip() for line in text.split("\n") if line.startswith("#")}
+    chunks = chunk(text.encode(), "text")
+    assert {part for c in chunks for part in c.context.split(" > ")} <= headings
+
+
+def test_python_with_comment_lines_and_a_fenced_docstring_is_still_code() -> None:
+    headed = "# Section one\n\n# Section two\n\n" + (DOCS / "code_subprocess.py").read_text()
+    fenced = headed.replace('"""', '"""\n```\nexample()\n```\n', 1)
+    assert detect(fenced) == "code"
+
+
+def test_a_file_name_is_read_for_its_extension_not_for_words_inside_it() -> None:
+    text = (DOCS / "logs_cpython_regrtest.log").read_text()
+    assert detect(text, "text", "logs_cpython_regrtest.log") == "log"
+    assert detect("x = 1\n", "text", "text/x-python") == "code"
 
 
 PYTHON = '''"""A module."""

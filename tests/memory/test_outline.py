@@ -3,18 +3,20 @@ its token offset points exactly there, also where the whole text is one line."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import time
 from pathlib import Path
 
 from offprompt.memory import outline
-from offprompt.memory.outline import Entry
+from offprompt.memory.outline import Entry, view
 from offprompt.tokens import TokenIndex, index_tokens
 
 from ..support import DOCS, REPO
 
 LICENSES = REPO / "bench" / "retrieval" / "data" / "licenses"
+READMES = REPO / "tests" / "data" / "readmes"
 
 
 def build(text: str, kind: str = "text", hint: str = "") -> tuple[list[Entry], TokenIndex]:
@@ -102,6 +104,41 @@ def test_markdown_headings_keep_their_levels() -> None:
     assert depth[1] < depth[2] < depth.get(3, 99)
 
 
+def test_a_readme_without_a_file_name_is_mapped_by_its_headings_at_their_levels() -> None:
+    """debug's README goes from `##` to `####` and later back to `###`, and has `print :` right above a fence;
+    cors's examples once made it read as code, its map then the examples' functions."""
+    for name in ("debug-4.4.3.md", "cors-2.8.6.md"):
+        text = (READMES / name).read_text()
+        lines = text.split("\n")
+        entries, _ = build(text)
+        fenced = [n for n, line in enumerate(lines) if line.startswith("```")]
+        atx = [
+            (n + 1, line)
+            for n, line in enumerate(lines)
+            if re.match(r"#{1,6} ", line) and sum(1 for f in fenced if f < n) % 2 == 0
+        ]
+        expected = [("heading", n, line.lstrip("#").strip()) for n, line in atx]
+        assert [(e.kind, e.line, e.title) for e in entries] == expected
+        depth = {e.title: e.depth for e in entries}
+        levels = {line.lstrip("#").strip(): len(line) - len(line.lstrip("#")) for _, line in atx}
+        for title, level in levels.items():
+            assert depth[title] == level - 1, title
+    # debug: "Custom formatters" (###) sits right under "Formatters" (##), though "####" came first.
+    entries, _ = build((READMES / "debug-4.4.3.md").read_text())
+    assert named(entries, "Custom formatters").depth == named(entries, "Formatters").depth + 1
+
+
+def test_markdown_that_opens_with_an_html_heading_is_mapped_by_both() -> None:
+    """picomatch's README opens with `<h1 align="center">Picomatch</h1>`; the map was that one heading."""
+    text = (READMES / "picomatch-4.0.7.md").read_text()
+    lines = text.split("\n")
+    entries, _ = build(text)
+    assert (entries[0].title, entries[0].line, entries[0].depth) == ("Picomatch", 1, 0)
+    sections = [(n + 1, line[3:].strip()) for n, line in enumerate(lines) if line.startswith("## ")]
+    assert [(e.line, e.title) for e in entries if e.depth == 1] == sections
+    assert all(e.end_line <= entries[0].end_line for e in entries)
+
+
 def test_html_headings_and_a_one_line_page_get_exact_offsets() -> None:
     body = "".join(
         f"<h{level}>{title}</h{level}>\n<p>{title} text, " + "words " * 200 + "</p>\n"
@@ -172,6 +209,33 @@ def test_plain_text_gets_its_paragraphs_with_their_first_words() -> None:
         assert lines[e.line - 1].strip().startswith(e.title.split()[0])
         assert paragraph.split()[0] == e.title.split()[0]
         assert e.end_line - e.line == paragraph.strip().count("\n")
+
+
+def test_a_plain_text_is_mapped_by_its_numbered_sections_with_their_paragraphs_under_them() -> None:
+    """A licence with no markup: its map was its paragraphs' first words, and in 400 tokens only their names."""
+    texts = REPO / "tests" / "data" / "licence-texts"
+    for name, first in (("Apache-2.0.txt", 1), ("GPL-2.txt", 0)):
+        text = (texts / name).read_text()
+        lines = text.split("\n")
+        entries, _ = build(text)
+        numbered = [
+            (n + 1, line.strip())
+            for n, line in enumerate(lines)
+            if re.match(rf"\s*({'|'.join(map(str, range(first, 13)))})\. \S", line)
+        ]
+        heads = [(e.line, e.title) for e in entries if e.kind == "heading"]
+        assert [n for n, _ in heads] == [n for n, _ in numbered]
+        assert all(line.startswith(title.rstrip("…")) for (_, title), (_, line) in zip(heads, numbered, strict=True))
+        sections = [e for e in entries if e.kind == "heading"]
+        for e, after in itertools.pairwise(sections):
+            assert e.end_line == after.line - 1
+        assert all(e.depth == 1 for e in entries if e.kind == "paragraph" and e.line > sections[0].line)
+        # In a reference's 400 tokens every section is shown whole, not a names-only line of first words.
+        shown, _ = view.bounded(entries, 400)
+        assert not any(line.startswith("Also at top level") for line in shown)
+        assert sum(1 for line in shown if not line.startswith(" ") and re.match(r"L\d+(-\d+)? \d+\. ", line)) == len(
+            sections
+        )
 
 
 def test_outlines_are_stored_with_the_text(tmp_path: Path) -> None:

@@ -32,6 +32,16 @@ _CODE_EXTENSIONS = re.compile(
     re.IGNORECASE,
 )
 _PROSE_EXTENSIONS = re.compile(r"\.(?:md|markdown|rst|txt|adoc|org|html?)(?:\s|$)", re.IGNORECASE)
+#: A MIME type, not a word of a file name (``cpython_test.log`` is no Python).
+_CODE_MIME = re.compile(
+    r"(?:^|\s)(?:text|application)/(?:x-)?(?:javascript|ecmascript|typescript|python|c|csrc|c\+\+src|chdr|java|java-source)"
+    r"(?:[;\s]|$)",
+    re.IGNORECASE,
+)
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
+_ATX_HEADING = re.compile(r"^#{1,6}[ \t]+\S")
+#: A list item, a link or a table row: what Markdown prose is made of besides headings.
+_MARKDOWN_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])[ \t]+\S|\[[^\]\n]+\]\([^)\s]+\)|^\s*\|.*\|\s*$")
 
 
 def detect(text: str, kind: str = "text", hint: str = "") -> Shape:
@@ -40,7 +50,7 @@ def detect(text: str, kind: str = "text", hint: str = "") -> Shape:
     if kind == "json" or (stripped[:1] in ("{", "[") and _parses(stripped)):
         return "json"
     if hint:
-        if _CODE_EXTENSIONS.search(hint) or re.search(r"(?:javascript|typescript|python|x-c|x-java)", hint):
+        if _CODE_EXTENSIONS.search(hint) or _CODE_MIME.search(hint):
             return "code"
         if _PROSE_EXTENSIONS.search(hint) or "markdown" in hint:
             return "prose"
@@ -48,6 +58,8 @@ def detect(text: str, kind: str = "text", hint: str = "") -> Shape:
             return "log"
     lines = [line for line in text.split("\n", _SNIFF_LINES)[:_SNIFF_LINES] if line.strip()]
     if not lines:
+        return "prose"
+    if _reads_as_markdown(lines):
         return "prose"
     if sum(1 for line in lines if _LOG_LINE.match(line)) >= 0.5 * len(lines):
         return "log"
@@ -59,6 +71,27 @@ def detect(text: str, kind: str = "text", hint: str = "") -> Shape:
         if sum(n for _, n in shapes.most_common(3)) >= 0.6 * len(lines):
             return "log"
     return "prose"
+
+
+def _reads_as_markdown(lines: list[str]) -> bool:
+    """Headings with fences, lists, links or tables around them, and outside the fences neither mostly code nor
+    mostly log lines: a README's examples do not make it code, nor its lists a log. A Python file's ``# comments``
+    are no headings here: its lines outside any fence are code."""
+    outside: list[str] = []
+    fences = 0
+    fenced = False
+    for line in lines:
+        if _FENCE.match(line):
+            fences += 1
+            fenced = not fenced
+        elif not fenced:
+            outside.append(line)
+    headings = sum(1 for line in outside if _ATX_HEADING.match(line))
+    if headings < 2 or (fences < 2 and sum(1 for line in outside if _MARKDOWN_LINE.search(line)) < 3):
+        return False
+    code = sum(1 for line in outside if _CODE_LINE.search(line) and not _ATX_HEADING.match(line))
+    logs = sum(1 for line in outside if _LOG_LINE.match(line))
+    return code < 0.3 * len(outside) and logs < 0.5 * len(outside)
 
 
 def _line_shape(line: str) -> str:

@@ -45,6 +45,23 @@ _UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:._])\1{2,}\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
+def heading_levels(styles: list[str]) -> dict[str, int]:
+    """Each heading style's depth from 0; a style is ``#``-``######`` or ``under``/``over`` and the underline's
+    character. Markdown's ``#`` count is its level (a README may use ``####`` before any ``###``), and setext
+    ``=`` and ``-`` underlines are levels 1 and 2; reST has no levels, so its styles nest in the order they are
+    first used, below any Markdown ones."""
+    first: dict[str, int] = {}
+    for style in styles:
+        first.setdefault(style, len(first))
+    markdown = any(style.startswith("#") for style in first)
+    fixed = {"under=": 1, "under-": 2} if markdown else {}
+    rank = {
+        style: fixed.get(style, len(style) if style.startswith("#") else 7 + order) for style, order in first.items()
+    }
+    order = sorted(set(rank.values()))
+    return {style: order.index(level) for style, level in rank.items()}
+
+
 _DEEP = 1 << 20
 _CODE_TOKEN = re.compile(r"\\.|\"\"\"|'''|`|\"|'|#|//|/\*|\*/|\n", re.DOTALL)
 
@@ -106,9 +123,8 @@ class Lines:
     # Prose: sections at headings.
 
     def headings(self) -> list[tuple[int, int, int, str]]:
-        """(first line, lines, level, title) of each heading; levels count from 1 in order of first use."""
-        styles: dict[str, int] = {}
-        found: list[tuple[int, int, int, str]] = []
+        """(first line, lines, level, title) of each heading; levels as :func:`heading_levels` reads them."""
+        found: list[tuple[int, int, str, str]] = []  # (first line, lines, style, title)
         fenced = False
         i = 0
         while i < self.count:
@@ -119,22 +135,23 @@ class Lines:
                 atx = _atx_heading(line)
                 nxt = self.lines[i + 1].rstrip("\r\n") if i + 1 < self.count else ""
                 if atx:
-                    found.append((i, 1, styles.setdefault("#" * atx[0], len(styles) + 1), atx[1]))
+                    found.append((i, 1, "#" * atx[0], atx[1]))
                 elif (
                     line.strip()
                     and not line[0].isspace()
                     and _UNDERLINE.match(nxt)
+                    and not nxt.startswith("```")  # a fence right under text opens code, it underlines nothing
                     and len(nxt.rstrip()) >= min(len(line.rstrip()), 3)
                     and not _UNDERLINE.match(line)
                 ):
                     over = i > 0 and self.lines[i - 1].rstrip("\r\n") == nxt
-                    style = ("over" if over else "") + nxt[0]
                     first = i - 1 if over else i
-                    found.append((first, i + 2 - first, styles.setdefault(style, len(styles) + 1), line.strip()))
+                    found.append((first, i + 2 - first, ("over" if over else "under") + nxt[0], line.strip()))
                     i += 2
                     continue
             i += 1
-        return found
+        levels = heading_levels([style for _, _, style, _ in found])
+        return [(first, size, levels[style] + 1, title) for first, size, style, title in found]
 
     def sections(self, lo: int, hi: int, heads: list[tuple[int, int, int, str]], depth: int = 0) -> list[Node]:
         inside = [h for h in heads if lo <= h[0] < hi]

@@ -3,11 +3,12 @@
 What the text is (the chunker's :func:`~offprompt.memory.chunking.detect`) decides what the map shows:
 
 - **code** (code.py): classes, functions and methods, nested, with the first sentence of a docstring;
-- **Markdown, reST, HTML** (headings.py): the heading tree;
+- **Markdown, reST, HTML** (headings.py): the heading tree (HTML headings in Markdown too);
 - **JSON** (json_schema.py): the inferred schema (paths, types, sizes, an example each) and the keys or
   records at the top with the line where each starts;
 - **logs** (logs.py): time span, line count, lines per level, the most frequent message templates;
-- **other text** (paragraphs.py): paragraphs, or sections of them, with their first words.
+- **other text** (paragraphs.py): numbered sections with their paragraphs, else paragraphs (or groups of them)
+  with their first words.
 
 Every entry carries its 1-based first and last line and the token offset where it starts, exact even where
 a line is longer than a window (minified JSON): ``memory_load`` from ``line`` or ``offset`` begins with it.
@@ -54,7 +55,7 @@ def _find(text: str, shape: str, hint: str) -> list[Found]:
     elif shape == "code":
         found = code.outline(text)
     elif headings.looks_html(text, hint):
-        found = headings.html_outline(text)
+        found = (headings.markdown_outline(text) if shape == "prose" else []) or headings.html_outline(text)
     if not found and shape == "prose":
         found = headings.text_outline(text)
     return found or paragraphs.outline(text)

@@ -6,6 +6,7 @@ import bisect
 import html
 import re
 
+from offprompt.memory.chunking.lines import heading_levels
 from offprompt.memory.outline.entries import Found, title
 
 _HTML_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
@@ -15,6 +16,14 @@ _UNDERLINE = re.compile(r"\n(([=\-~^\"'`*+#:._])\2{2,})[ \t]*(?=\n|$)")
 _UNDERLINE_LINE = re.compile(r"([=\-~^\"'`*+#:._])\1{2,}\s*")
 _FENCE = re.compile(r"\n[ \t]*(```|~~~)")
 _LOOKS_HTML = re.compile(r"<(?:html|body|div|p|h[1-6]|!doctype)\b", re.IGNORECASE)
+
+
+def markdown_outline(text: str) -> list[Found]:
+    """The outline of Markdown with HTML in it (a README's centred banner), if the text has at least two
+    Markdown headings; else nothing (a page of HTML)."""
+    found = text_outline(text, html=True)
+    markdown = sum(1 for m in _ATX.finditer("\n" + text))
+    return found if markdown >= 2 else []
 
 
 def looks_html(text: str, hint: str) -> bool:
@@ -31,15 +40,19 @@ def html_outline(text: str) -> list[Found]:
     return _nest([(start, level - top, name) for start, level, name in heads], len(text))
 
 
-def text_outline(text: str) -> list[Found]:
-    """Markdown (``#``) and reST (underlined, maybe overlined) headings, outside fenced code; depth by the
-    order in which each style is first used, as the chunker reads them."""
+def text_outline(text: str, html: bool = False) -> list[Found]:
+    """Markdown (``#``) and reST (underlined, maybe overlined) headings, outside fenced code; depth as
+    the chunker reads it (:func:`~offprompt.memory.chunking.lines.heading_levels`). With ``html``, ``<h1>``-
+    ``<h6>`` too, at the level of as many ``#``: a README may open with ``<h3 align="center">``."""
     body = "\n" + text  # every line starts after a line break; offsets below are into `body`
     fences = [m.start() for m in _FENCE.finditer(body) if m.group(1) == "```" or _after_blank(body, m.start())]
     heads: list[tuple[int, str, str]] = []  # (start in text, style, title)
     for m in _ATX.finditer(body):
         heads.append((m.start(), m.group(1), m.group(2).strip().rstrip("#").strip()))
+    opening = set(fences)
     for m in _UNDERLINE.finditer(body):
+        if m.start() in opening:
+            continue  # a fence right under a line of text (``print :`` then a fence) underlines nothing
         line_start = body.rfind("\n", 0, m.start()) + 1
         name = body[line_start : m.start()]
         mark = m.group(1)
@@ -52,10 +65,12 @@ def text_outline(text: str) -> list[Found]:
             continue
         above = body.rfind("\n", 0, line_start - 1) + 1
         over = line_start > 0 and body[above : line_start - 1] == mark
-        heads.append((above - 1 if over else line_start - 1, ("over" if over else "") + mark[0], name.strip()))
-    heads = sorted(h for h in heads if bisect.bisect_right(fences, h[0]) % 2 == 0)
-    styles: dict[str, int] = {}
-    found = [(max(start, 0), styles.setdefault(style, len(styles)), name) for start, style, name in heads]
+        heads.append((above - 1 if over else line_start - 1, ("over" if over else "under") + mark[0], name.strip()))
+    if html:
+        heads.extend((m.start(), "#" * int(m.group(1)), _text(m.group(2))) for m in _HTML_HEADING.finditer(text))
+    heads = sorted(h for h in heads if h[2] and bisect.bisect_right(fences, h[0]) % 2 == 0)
+    levels = heading_levels([style for _, style, _ in heads])
+    found = [(max(start, 0), levels[style], name) for start, style, name in heads]
     return _nest(found, len(text))
 
 

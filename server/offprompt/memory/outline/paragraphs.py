@@ -1,4 +1,8 @@
-"""Other text: its paragraphs (blank-line blocks) with their first words; many are grouped into sections."""
+"""Other text: its paragraphs (blank-line blocks) with their first words; many are grouped into sections.
+
+A licence, an RFC or a contract numbers its sections (``1. Definitions.``, ``2. Grant of Copyright License.``):
+paragraphs that open with 0 or 1 and go on one by one are headings, and the paragraphs between them nest
+under them; a numbered list inside a section (``1.`` while ``5.`` is due) is left a paragraph."""
 
 from __future__ import annotations
 
@@ -12,7 +16,11 @@ MAX_PARAGRAPHS = 120
 #: A paragraph longer than this (a text on one line) is cut into sections at spaces.
 LONG_PARAGRAPH_CHARS = 16_000
 
+#: Fewer numbered paragraphs in a row than this are a list, not a text's sections.
+MIN_NUMBERED = 5
+
 _BLANK_LINES = re.compile(r"\n[ \t\r]*\n\s*")
+_NUMBERED = re.compile(r"(\d{1,3})\.[ \t]+\S")
 
 
 def outline(text: str) -> list[Found]:
@@ -21,11 +29,46 @@ def outline(text: str) -> list[Found]:
         return []
     if len(spans) == 1 and spans[0][1] - spans[0][0] > LONG_PARAGRAPH_CHARS:
         spans = _cut(text, *spans[0])
+    numbered = _numbered(text, spans)
+    if len(numbered) >= MIN_NUMBERED:
+        return _sections(text, spans, numbered)
     if len(spans) <= MAX_PARAGRAPHS:
         return [Found(first_words(text[a : min(b, a + 400)]), "paragraph", 0, a, b) for a, b in spans]
     per = -(-len(spans) // MAX_PARAGRAPHS)
     groups = [spans[k : k + per] for k in range(0, len(spans), per)]
     return [Found(first_words(text[g[0][0] : g[0][0] + 400]), "section", 0, g[0][0], g[-1][1]) for g in groups]
+
+
+def _numbered(text: str, spans: list[tuple[int, int]]) -> list[int]:
+    """The paragraphs (indexes into ``spans``) that open with the next section number: 0 or 1, then one more
+    each time."""
+    chain: list[int] = []
+    due = {0, 1}
+    for k, (a, _) in enumerate(spans):
+        found = _NUMBERED.match(text, a)
+        if found is not None and int(found.group(1)) in due:
+            chain.append(k)
+            due = {int(found.group(1)) + 1}
+    return chain
+
+
+def _sections(text: str, spans: list[tuple[int, int]], numbered: list[int]) -> list[Found]:
+    """The numbered paragraphs as headings running to the next one, the others as paragraphs: at the top
+    before the first, under their section after it (unless there are too many to list)."""
+    heads = set(numbered)
+    out: list[Found] = []
+    nested = len(spans) <= MAX_PARAGRAPHS
+    for k, (a, b) in enumerate(spans):
+        if k in heads:
+            following = [spans[j][0] for j in numbered if j > k]
+            end = text.rfind("\n", 0, following[0]) + 1 if following else len(text)  # the line before the next
+            first_line = text[a : text.find("\n", a) if "\n" in text[a:b] else b]
+            out.append(Found(first_words(first_line, words=12), "heading", 0, a, max(end, b)))
+        elif k < numbered[0]:
+            out.append(Found(first_words(text[a : min(b, a + 400)]), "paragraph", 0, a, b))
+        elif nested:
+            out.append(Found(first_words(text[a : min(b, a + 400)]), "paragraph", 1, a, b))
+    return out
 
 
 def _paragraphs(text: str) -> list[tuple[int, int]]:

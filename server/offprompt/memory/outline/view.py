@@ -43,13 +43,14 @@ def bounded(entries: Sequence[Entry], max_tokens: int) -> tuple[list[str], list[
 
     Entries are chosen by importance, not by place: shallow before deep, public before private (`_name`), large
     before small. Every top-level entry is named: those whose full line does not fit are listed by name and
-    line on one compact line at the end (as many as fit), so a module's map never stops before its main class."""
+    line on one compact line at the end (as many as fit), so a module's map never stops before its main class;
+    not paragraphs, whose names would only be their first words."""
     rendered = lines(entries)
     costs = [count_tokens(line) + 1 for line in rendered]
     names = [f"{_name(e.title)} L{e.line}" for e in entries]
     name_costs = [count_tokens(name) + 1 for name in names]
     order = sorted(range(len(entries)), key=lambda k: _importance(entries[k], k))
-    top = {k for k, e in enumerate(entries) if e.depth == 0}
+    top = {k for k, e in enumerate(entries) if e.depth == 0 and e.kind not in _UNNAMED}
     kept: set[int] = set()
     used = 0
     named_cost = sum(name_costs[k] for k in top) + _NAMES_HEAD_TOKENS if top else 0
@@ -76,6 +77,8 @@ def bounded(entries: Sequence[Entry], max_tokens: int) -> tuple[list[str], list[
 
 
 _NAMES_HEAD = "Also at top level:"
+#: Entries titled by their first words, not by a name: listed by name they say nothing.
+_UNNAMED = frozenset({"paragraph", "section"})
 #: The head's tokens and its separator (6), written out: counting them at import would load the tokenizer tables
 #: (~80 MB) in every process that imports the outline, before anything needs counting.
 _NAMES_HEAD_TOKENS = 6
@@ -90,9 +93,16 @@ def _name(title: str) -> str:
     return title.split(" — ")[0].strip().rstrip(":")[:60]
 
 
-def _importance(entry: Entry, k: int) -> tuple[int, bool, int, int]:
-    """Sort key, most important first: depth, private after public, larger first, then document order."""
-    return (entry.depth, _name(entry.title).startswith("_"), -(entry.end_line - entry.line), k)
+def _importance(entry: Entry, k: int) -> tuple[int, bool, bool, int, int]:
+    """Sort key, most important first: depth, named before paragraphs, private after public, larger first,
+    then document order."""
+    return (
+        entry.depth,
+        entry.kind in _UNNAMED,
+        _name(entry.title).startswith("_"),
+        -(entry.end_line - entry.line),
+        k,
+    )
 
 
 def left_out(entries: Sequence[Entry]) -> str:
