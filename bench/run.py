@@ -24,12 +24,12 @@ from bench.report import SectionResult, machine, table, write_json
 # Table order follows the items; run order puts `store` first, since it computes
 # the real chunk vectors the others reuse.
 SECTIONS = [
-    "passthrough", "store", "readback", "tokens", "startup", "growth", "secrets", "select", "soak", "pass_on",
-    "http_cost",
+    "passthrough", "store", "fresh_query", "readback", "tokens", "startup", "growth", "secrets", "select", "soak",
+    "pass_on", "http_cost",
 ]  # fmt: skip
 RUN_ORDER = [
-    "store", "readback", "growth", "tokens", "startup", "passthrough", "secrets", "select", "soak", "pass_on",
-    "http_cost",
+    "store", "fresh_query", "readback", "growth", "tokens", "startup", "passthrough", "secrets", "select", "soak",
+    "pass_on", "http_cost",
 ]  # fmt: skip
 RESULTS = REPO / "bench" / "results"
 

@@ -67,8 +67,10 @@ import mcp_types as mt
 import offprompt
 from offprompt.artifacts import from_block
 from offprompt.memory.chunking import chunk
+from offprompt.memory.outline.passages import terms as passage_terms
 from offprompt.memory.storage.base import Hit, SearchMode
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.tools import best_row
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -84,6 +86,8 @@ LABELS = {"fixed-200/dense": "fixed-200 MiniLM", "fixed-200/lexical": "fixed-200
 RULES = ("strict", "lenient")
 RANK_FIELD = {"strict": "rank_whole", "lenient": "rank"}
 TOP_K = 10
+#: What `memory_query` answers by default: its top 5 passages whole, then 10 candidates one line each.
+PASSAGES, MORE = 5, 10
 #: How deep a reranker of the two rankings' candidates would look.
 POOL = 50
 
@@ -345,6 +349,9 @@ def ask(memory: TaskMemory, doc: Doc, q: Question) -> dict[str, Any]:
             ms = (time.perf_counter() - t0) * 1000
             most, whole = judge(doc, span, hits)
             row[f"{scope}/{mode}"] = {"rank": most, "rank_whole": whole, "ms": round(ms, 2)}
+    if "hybrid" in MODES:
+        hits, _ = memory.query(q.question, doc.namespace, PASSAGES + MORE, mode="hybrid")
+        row["document/hybrid+more"] = as_answered(doc, span, hits, q.question)
     deep: list[int] = []
     for ranked in ("dense", "lexical"):
         if ranked not in MODES:
@@ -353,6 +360,21 @@ def ask(memory: TaskMemory, doc: Doc, q: Question) -> dict[str, Any]:
         deep.extend(r for r in judge(doc, span, hits)[:1] if r is not None)
     row["document/either"] = min(deep, default=None)
     return row
+
+
+def as_answered(doc: Doc, span: tuple[int, int], hits: list[Hit], question: str) -> dict[str, Any]:
+    """Where `memory_query`'s default answer holds the answer, strict rule: in its 5 whole passages, or in the
+    line range of one of its 10 one-line candidates; and whether that candidate's one line is in the answer
+    (the model sees it and can tell), as the tool picks the line."""
+    _, whole = judge(doc, span, hits)
+    shown = False
+    if whole is not None and whole > PASSAGES:
+        found = hits[whole - 1]
+        rows = found.text.splitlines(keepends=True) or [""]
+        best = best_row([r.rstrip("\r\n") for r in rows], passage_terms(question))
+        start = hit_span(doc, found)[0] + len("".join(rows[:best]).encode("utf-8"))
+        shown = start < span[1] and span[0] < start + len(rows[best].encode("utf-8"))
+    return {"rank_whole": whole, "line_shown": shown}
 
 
 def baseline(docs: dict[str, Doc], questions: list[Question], tmp: Path) -> dict[str, Any]:
@@ -450,6 +472,27 @@ def paired(answers: list[dict[str, Any]], ranker: str, against: str) -> dict[str
     return out
 
 
+def answered_by_group(answers: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per group, the share of answers held by the 5 passages, by the 10 candidates' line ranges (and of those,
+    with the candidate's one line in the answer), and by either."""
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for a in answers:
+        for group in ("all", a["kind"]):
+            by[group].append(a["document/hybrid+more"])
+    out: dict[str, Any] = {}
+    for group, rows in sorted(by.items()):
+        passages = sum(1 for r in rows if hit(r["rank_whole"], PASSAGES))
+        lines = [r for r in rows if r["rank_whole"] is not None and r["rank_whole"] > PASSAGES]
+        out[group] = {
+            "questions": len(rows),
+            "passages": round(passages / len(rows), 3),
+            "candidates": round(len(lines) / len(rows), 3),
+            "candidate_line_shown": round(sum(1 for r in lines if r["line_shown"]) / len(rows), 3),
+            "either": round((passages + len(lines)) / len(rows), 3),
+        }
+    return out
+
+
 def holdable_counts(answers: list[dict[str, Any]]) -> dict[str, Any]:
     """Per kind, how many answers no chunk of the memory (or no fixed window) holds whole, and how many no
     chunk holds even with the whitespace at the answer's ends left out."""
@@ -505,6 +548,8 @@ def summarise(
         "top5": sum(1 for r in either if r is not None and r <= 5) / len(answers),
         f"top{POOL}": sum(1 for r in either if r is not None) / len(answers),
     }
+    if "document/hybrid+more" in answers[0]:
+        results["document/hybrid+more"] = answered_by_group(answers)
     if {"document/hybrid", "fixed-200/lexical"} <= answers[0].keys():
         results["paired/hybrid-vs-fixed-200-bm25"] = paired(answers, "document/hybrid", "fixed-200/lexical")
     return {
@@ -577,6 +622,7 @@ def print_report(report: dict[str, Any]) -> None:
     print("\n".join(markdown_tables(report)))
     print_memory_scope(report)
     print_paired(report)
+    print_answered(report)
     print_holdable(report)
     either = report["results"]["document/either"]
     print(
@@ -609,6 +655,26 @@ def print_paired(report: dict[str, Any]) -> None:
     for at, counts in pairs.items():
         cells = [f"{c['wins']} / {c['losses']} ({c['both']}, {c['neither']})" for c in (counts[g] for g in groups)]
         print(f"| R{at} | {' | '.join(cells)} |")
+
+
+def print_answered(report: dict[str, Any]) -> None:
+    answered = report["results"].get("document/hybrid+more")
+    if not answered:
+        return
+    groups = ["all"] + [k for k in KINDS if k in answered]
+    print(
+        f"\nmemory_query's default answer (hybrid, in the document), strict rule: the answer held by its {PASSAGES} "
+        f"passages, by the line range of one of its {MORE} one-line candidates (with that line in the answer), "
+        "by either"
+    )
+    print(f"| held by | {' | '.join(groups)} |\n| --- | " + " | ".join("---:" for _ in groups) + " |")
+    for key, what in (
+        ("passages", f"the {PASSAGES} passages"),
+        ("candidates", f"the {MORE} candidates' lines"),
+        ("candidate_line_shown", "  of which the line shown is in the answer"),
+        ("either", "either"),
+    ):
+        print(f"| {what} | {' | '.join(f'{answered[g][key]:.2f}' for g in groups)} |")
 
 
 def print_holdable(report: dict[str, Any]) -> None:

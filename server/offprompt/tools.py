@@ -13,7 +13,7 @@ import datetime as dt
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -292,6 +292,12 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
 CANDIDATE_CHARS = 160
 
 
+def best_row(rows: Sequence[str], words: Collection[str]) -> int:
+    """The row of a passage that holds most of the query's words (the first of equals): a candidate's line."""
+    scores = [sum(1 for w in words if w in row.lower()) for row in rows]
+    return max(range(len(rows)), key=lambda n: (scores[n], -n))
+
+
 def _candidates(memory: TaskMemory, hits: Sequence[Hit], queries: Sequence[str]) -> list[dict[str, Any]]:
     """Passages past top_k as one line each, for the model to choose what to load: the outline entry that holds
     it, its line range, and its line that holds most of the query's words."""
@@ -306,8 +312,7 @@ def _candidates(memory: TaskMemory, hits: Sequence[Hit], queries: Sequence[str])
             except OffpromptError:
                 outlines[key] = []
         rows = hit.text.splitlines() or [""]
-        scores = [sum(1 for w in words if w in row.lower()) for row in rows]
-        best = max(range(len(rows)), key=lambda n: (scores[n], -n))
+        best = best_row(rows, words)
         holding = [e for e in outlines[key] if e.line <= hit.line + best <= e.end_line]
         title = max(holding, key=lambda e: (e.depth, e.line)).title if holding else ""
         out.append(
