@@ -1,11 +1,11 @@
 """False alarms of the secret detector on real code nobody tuned it on: handles per MB, and every hit listed.
 
-    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|tuned-3|held-out-2|tuned-4|held-out-3|all]
+    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|…|tuned-5|held-out-4|all]
         [--show N] [--out F]
 
 The corpus is code and docs already on the machine. A finding is a false alarm unless a reader judged it a
 live-looking key (`LIVE_LOOKING`: a real key the code ships, or a fixture no rule could tell from one); the
-listing shows every hit, with its line. Six parts, each fixed before the rules were changed against it:
+listing shows every hit, with its line. Eight parts, each fixed before the rules were changed against it:
 
 - tuned: the Python standard library's top-level modules and packages `a`-`m` (site-packages left out);
 - tuned-2: the standard library `n`-`z`, Node's bundled API docs (`/usr/share/doc/nodejs/api`), npm's own
@@ -20,13 +20,23 @@ listing shows every hit, with its line. Six parts, each fixed before the rules w
   (which the environment does not see) and of Debian's `/usr/lib/python3/dist-packages`, the packages of
   `tests/conformance/node_modules`, of npm's own `node_modules` and corepack, and the text files of each
   directory of `/usr/share/doc` (nodejs's aside). A distribution or package whose name an earlier part or an
-  earlier source already holds is left out, whatever its version. held-out-3 only reports.
+  earlier source already holds is left out, whatever its version. held-out-3 was the third round's held-out part;
+  its hits were read, so from the fourth round on it is fitted on too;
+- tuned-5 and held-out-4, split before the fourth round's changes by the same rule (even: tuned-5, odd:
+  held-out-4), from sources no earlier part holds: the distributions of fast-agent's environment
+  (`.venv-fast-agent`), those that came into the sources of the second and third splits after them (the bench's
+  extras in offprompt's environment, Debian's packages and docs), the site-packages of pyenv's other interpreters,
+  and the Google Cloud SDK (`/usr/lib/google-cloud-sdk`): its own code cut into packages, API clients and command
+  groups, its tools under `platform`, and each library it vendors. A name an earlier part holds (as a distribution,
+  a package, a top-level package of one, or a module of the standard library) is left out, whatever its version,
+  and so is one an earlier source of the split took. held-out-4 only reports.
 
 The versions are pinned in `bench/secrets_precision_pins.json` (Python, Node, each distribution and package,
-the hashes of the package-lock files, and for a doc directory, which has no version, the SHA-256 of its files)
-and checked, so a run on other versions or on a machine without a source says so instead of comparing unlike
-with unlike. None of it is needed by the tests, which CI runs; the bench is not. Writes the parts it ran into
-`bench/results/secrets-precision.json`, keeping the others.
+the hashes of the package-lock files, for a doc directory, which has no version, the SHA-256 of its files, and for
+the Cloud SDK's units the SDK's version) and checked, so a run on other versions or on a machine without a source
+says so instead of comparing unlike with unlike. A pinned part holds the units its pins name and no other: what is
+installed after its split is not measured with it. None of it is needed by the tests, which CI runs; the bench is
+not. Writes the parts it ran into `bench/results/secrets-precision.json`, keeping the others.
 """
 
 from __future__ import annotations
@@ -42,8 +52,9 @@ import sys
 import sysconfig
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +108,32 @@ def _packages() -> list[str]:
     return _top_packages(REPO / NODE_MODULES)
 
 
-def _split(parity: int) -> list[Path]:
-    python = [p for name, dist in _distributions().items() if _parity(name) == parity for p in _dist_files(dist)]
-    return python + [REPO / NODE_MODULES / name for name in _packages() if _parity(name) == parity]
+@cache
+def _pins() -> dict[str, Any]:
+    return dict(json.loads(PINS.read_text())) if PINS.exists() else {}
+
+
+def _pinned(part: str) -> set[str] | None:
+    """The names a part was fixed with, or None before it is pinned: what is installed after a part's split is not
+    in it (the bench's extras came into the environment after the second split, Debian packages after the third)."""
+    sources = _pins().get(part)
+    return None if sources is None else {name for source in sources.values() for name in source}
+
+
+def _in_part(part: str, name: str) -> bool:
+    pinned = _pinned(part)
+    return pinned is None or name in pinned
+
+
+def _second(part: str, parity: int) -> tuple[dict[str, importlib.metadata.Distribution], list[str]]:
+    """tuned-3 (even) or held-out-2 (odd): its distributions, by name, and its packages."""
+    dists = {name: d for name, d in _distributions().items() if _parity(name) == parity and _in_part(part, name)}
+    return dists, [name for name in _packages() if _parity(name) == parity and _in_part(part, name)]
+
+
+def _split(part: str, parity: int) -> list[Path]:
+    dists, packages = _second(part, parity)
+    return [p for dist in dists.values() for p in _dist_files(dist)] + [REPO / NODE_MODULES / n for n in packages]
 
 
 #: The third split's sources, none in an earlier part: the interpreter's own site-packages (the venv does not see
@@ -117,12 +151,13 @@ DOCS = Path("/usr/share/doc")  # nodejs's is tuned-2's
 
 @dataclass(frozen=True, slots=True)
 class _Unit:
-    """One distribution, package or doc directory of the third split, by the name the split reads."""
+    """One distribution, package or doc directory of the third and fourth splits, by the name the split reads."""
 
     source: str  # "python", "node_modules" or "docs": the pins file's key
     name: str
     version: str  # a doc directory has none: the SHA-256 of its files instead
     roots: tuple[Path, ...]
+    provides: tuple[str, ...] = ()  # other names it goes by: a distribution's top-level packages
 
 
 def _canonical(name: str) -> str:
@@ -143,8 +178,17 @@ def _site_files(dist: importlib.metadata.Distribution, site: Path) -> list[Path]
     return _files(roots)
 
 
+def _second_names() -> set[str]:
+    """The environment's distributions as the second split found them (canonical): the pinned ones, not those
+    installed since."""
+    pinned = [_pinned(part) for part in ("tuned-3", "held-out-2")]
+    if any(names is None for names in pinned):
+        return {_canonical(dist.metadata["Name"]) for dist in importlib.metadata.distributions()}
+    return {_canonical(name) for names in pinned for name in names or ()} | {"offprompt", *LIBRARIES}
+
+
 def _python_units() -> list[_Unit]:
-    seen = {_canonical(dist.metadata["Name"]) for dist in importlib.metadata.distributions()}
+    seen = _second_names()
     units: list[_Unit] = []
     for site in (INTERPRETER_SITE, DEBIAN_SITE):
         if not site.is_dir():
@@ -209,9 +253,197 @@ def _doc_units() -> list[_Unit]:
     return units
 
 
-def _third(parity: int) -> list[_Unit]:
+@cache
+def _third_units() -> tuple[_Unit, ...]:
+    return (*_python_units(), *_node_units(), *_doc_units())
+
+
+def _third(part: str, parity: int) -> list[_Unit]:
     """tuned-4 (even) or held-out-3 (odd): the third split's units by the parity of the SHA-256 of their name."""
-    return [unit for unit in (*_python_units(), *_node_units(), *_doc_units()) if _parity(unit.name) == parity]
+    return [unit for unit in _third_units() if _parity(unit.name) == parity and _in_part(part, unit.name)]
+
+
+#: The fourth split's sources, none in an earlier part: the distributions of fast-agent's environment
+#: (`.venv-fast-agent`, the real-client tests'), what came into the earlier sources after their split (the bench's
+#: extras in offprompt's environment, Debian's packages and docs), the site-packages of pyenv's other interpreters
+#: (their standard libraries have tuned's names) and the Google Cloud SDK: its own code, cut into packages and
+#: command groups, and the libraries it vendors, each by its name. A name an earlier part holds (a distribution, a
+#: package, a top-level package of one of its distributions, a module of the standard library) is left out, whatever
+#: its version, and so is a name an earlier source of this split took.
+FAST_AGENT = Path(".venv-fast-agent")  # relative to the repository, as NODE_MODULES
+PYENV = Path(sys.base_prefix).parent  # pyenv's `versions`, when the interpreter is pyenv's
+CLOUD_SDK = Path("/usr/lib/google-cloud-sdk")
+#: The SDK's directories cut into their subdirectories, their own files one unit more: whole, `generated_clients`
+#: alone (98 MB of text) would be most of a part.
+SDK_CUT = frozenset(
+    {
+        ".", "lib", "lib/googlecloudsdk", "lib/googlecloudsdk/api_lib", "lib/googlecloudsdk/command_lib",
+        "lib/googlecloudsdk/generated_clients", "lib/googlecloudsdk/generated_clients/apis",
+        "lib/googlecloudsdk/generated_clients/gapic_clients", "lib/googlecloudsdk/generated_clients/gapic_wrappers",
+        "lib/surface", "platform",
+    }
+)  # fmt: skip
+#: The SDK's directories of vendored libraries, each entry one library; the bundled interpreter, whose site-packages'
+#: distributions are units (its standard library has tuned's names).
+SDK_VENDORED = frozenset(
+    {"lib/third_party", "platform/gsutil/third_party", "platform/bq/third_party", "platform/google_appengine/lib"}
+)
+SDK_PYTHON = "platform/bundledpythonunix"
+#: A vendored source checkout's directories that are no package of it.
+_NOT_PACKAGES = frozenset({"test", "tests", "doc", "docs", "example", "examples", "samples", "tools", "bin", "scripts"})
+_NOT_MODULES = frozenset({"setup", "ez_setup", "conftest", "noxfile", "nox"})
+
+
+def _sites(prefix: Path) -> list[Path]:
+    """The site-packages of an environment or an interpreter."""
+    return sorted(prefix.glob("lib/python*/site-packages"))
+
+
+def _pyenv_sites() -> list[Path]:
+    """The site-packages of pyenv's interpreters but the bench's own (the third split's)."""
+    if PYENV.name != "versions" or not PYENV.is_dir():
+        return []
+    own = Path(sys.base_prefix).resolve()
+    return [site for version in sorted(PYENV.iterdir()) if version.resolve() != own for site in _sites(version)]
+
+
+def _top_level(dist: importlib.metadata.Distribution) -> tuple[str, ...]:
+    """The top-level packages and modules a distribution installs (`dateutil` of python-dateutil)."""
+    if listed := (dist.read_text("top_level.txt") or "").split():
+        return tuple(listed)
+    tops: set[str] = set()
+    for file in dist.files or []:
+        top = file.parts[0]
+        if top in ("..", "__pycache__") or top.endswith((".dist-info", ".egg-info", ".data")):
+            continue
+        if len(file.parts) > 1 or top.endswith(".py"):
+            tops.add(top.removesuffix(".py"))
+    return tuple(sorted(tops))
+
+
+def _held() -> set[str]:
+    """Every name an earlier part holds, canonical: its distributions and packages, their top-level packages, and
+    the modules of the standard library (tuned's and tuned-2's)."""
+    names = {*sys.stdlib_module_names, "offprompt", *LIBRARIES}
+    for part in ("tuned-3", "held-out-2", "tuned-4", "held-out-3"):
+        names |= _pinned(part) or set()
+    held = {_canonical(name) for name in names}
+    elsewhere = (
+        d for site in (INTERPRETER_SITE, DEBIAN_SITE) for d in importlib.metadata.distributions(path=[str(site)])
+    )
+    for dist in (*importlib.metadata.distributions(), *elsewhere):
+        if _canonical(dist.metadata["Name"]) in held:
+            held |= {_canonical(top) for top in _top_level(dist)}
+    return held
+
+
+def _site_units(site: Path) -> list[_Unit]:
+    dists = sorted(importlib.metadata.distributions(path=[str(site)]), key=lambda d: d.metadata["Name"])
+    return [_Unit("python", d.metadata["Name"], d.version, tuple(_site_files(d, site)), _top_level(d)) for d in dists]
+
+
+def _since() -> list[_Unit]:
+    """What came into the sources of the second and third splits after them: units no pin of theirs names."""
+    pinned = _second_names()
+    second = [
+        _Unit("python", name, dist.version, tuple(_dist_files(dist)), _top_level(dist))
+        for name, dist in _distributions().items()
+        if _canonical(name) not in pinned
+    ]
+    third = {name for part in ("tuned-4", "held-out-3") for name in _pinned(part) or set()}
+    return second + [unit for unit in _third_units() if unit.name not in third]
+
+
+def _sdk_version() -> str:
+    version = CLOUD_SDK / "VERSION"
+    return version.read_text().strip() if version.is_file() else ""
+
+
+def _sdk_units(directory: Path) -> Iterator[_Unit]:
+    """The units of a directory of the SDK: a cut one's own files and its subdirectories' units, a vendored one's
+    libraries, the bundled interpreter's distributions, or else the directory whole, its vendored libraries apart."""
+    at = directory.relative_to(CLOUD_SDK).as_posix()
+    if at == SDK_PYTHON:
+        yield from (unit for site in _sites(directory) for unit in _site_units(site))
+    elif at in SDK_VENDORED:
+        for entry in _sdk_entries(directory):
+            if entry.is_dir():
+                yield _Unit("google-cloud-sdk", entry.name, _sdk_version(), (entry,), _vendored_names(entry))
+    elif at in SDK_CUT:
+        entries = _sdk_entries(directory)
+        if own := [entry for entry in entries if entry.is_file() and entry.suffix in SUFFIXES]:
+            yield _Unit("google-cloud-sdk", at, _sdk_version(), tuple(own))
+        for entry in entries:
+            if entry.is_dir():
+                yield from _sdk_units(entry)
+    else:
+        entries = sorted(directory.iterdir())
+        vendored = [entry for entry in entries if entry.relative_to(CLOUD_SDK).as_posix() in SDK_VENDORED]
+        roots = tuple(entry for entry in entries if entry not in vendored) if vendored else (directory,)
+        yield _Unit("google-cloud-sdk", at, _sdk_version(), roots)
+        for entry in vendored:
+            yield from _sdk_units(entry)
+
+
+def _sdk_entries(directory: Path) -> list[Path]:
+    """A directory's entries but the installer's own (`.install`, its manifests) and the bytecode caches."""
+    return sorted(
+        entry for entry in directory.iterdir() if not entry.name.startswith(".") and entry.name != "__pycache__"
+    )
+
+
+def _vendored_names(entry: Path) -> tuple[str, ...]:
+    """The names a vendored library goes by besides its directory's: for a source checkout (gsutil's
+    `google-auth-library-python`), the project name its `setup.py` gives and its packages' and modules' names
+    (`google`, a namespace package, has no `__init__.py`)."""
+    if not any((entry / marker).is_file() for marker in ("setup.py", "setup.cfg", "pyproject.toml")):
+        return ()
+    setup = entry / "setup.py"
+    declared = _DECLARED.findall(setup.read_text(errors="replace")) if setup.is_file() else []
+    names: list[str] = declared[:1]
+    for parent in (entry, entry / "src"):
+        for sub in sorted(parent.iterdir()) if parent.is_dir() else ():
+            if sub.is_dir() and sub.name.isidentifier() and sub.name not in _NOT_PACKAGES and _holds_python(sub):
+                names.append(sub.name)
+            elif sub.suffix == ".py" and sub.stem not in _NOT_MODULES:
+                names.append(sub.stem)
+    return tuple(names)
+
+
+_DECLARED = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9_.-]+)["']""")
+
+
+def _holds_python(directory: Path) -> bool:
+    """A package, a namespace one too: a module in it or in a directory right under it."""
+    return any(directory.glob("*.py")) or any(directory.glob("*/*.py"))
+
+
+_VERSIONED = re.compile(r"[-_]\d+(?:[._]\d+)*$")  # `yaml-3.10`, `oauth2client_4_0`
+
+
+@cache
+def _fourth_units() -> tuple[_Unit, ...]:
+    """The fourth split's units, in the order of its sources, each name taken once and none an earlier part holds."""
+    held = _held()
+    candidates = (
+        *(unit for site in _sites(REPO / FAST_AGENT) for unit in _site_units(site)),
+        *_since(),
+        *(unit for site in _pyenv_sites() for unit in _site_units(site)),
+        *(_sdk_units(CLOUD_SDK) if CLOUD_SDK.is_dir() else ()),
+    )
+    units: list[_Unit] = []
+    for unit in candidates:
+        names = {_canonical(name) for name in (unit.name, _VERSIONED.sub("", unit.name), *unit.provides)}
+        if names & held or not _files(list(unit.roots)):
+            continue
+        held |= names
+        units.append(unit)
+    return tuple(units)
+
+
+def _fourth(part: str, parity: int) -> list[_Unit]:
+    """tuned-5 (even) or held-out-4 (odd): the fourth split's units by the parity of the SHA-256 of their name."""
+    return [unit for unit in _fourth_units() if _parity(unit.name) == parity and _in_part(part, unit.name)]
 
 
 PARTS: dict[str, Callable[[], list[Path]]] = {
@@ -222,10 +454,12 @@ PARTS: dict[str, Callable[[], list[Path]]] = {
         Path("/usr/lib/node_modules/npm/lib"),
         *(_library(name) for name in LIBRARIES),
     ],
-    "tuned-3": lambda: _split(0),
-    "held-out-2": lambda: _split(1),
-    "tuned-4": lambda: [root for unit in _third(0) for root in unit.roots],
-    "held-out-3": lambda: [root for unit in _third(1) for root in unit.roots],
+    "tuned-3": lambda: _split("tuned-3", 0),
+    "held-out-2": lambda: _split("held-out-2", 1),
+    "tuned-4": lambda: [root for unit in _third("tuned-4", 0) for root in unit.roots],
+    "held-out-3": lambda: [root for unit in _third("held-out-3", 1) for root in unit.roots],
+    "tuned-5": lambda: [root for unit in _fourth("tuned-5", 0) for root in unit.roots],
+    "held-out-4": lambda: [root for unit in _fourth("held-out-4", 1) for root in unit.roots],
 }
 
 
@@ -299,6 +533,21 @@ LIVE_LOOKING: dict[tuple[str, int], str] = {
     ("botocore/data/storagegateway/2013-06-30/examples-1.json", 7): "a activation key (an example)",
     ("moto/ses/models.py", 1149): "a random base64 verification token (a mock's)",
     ("moto/ses/responses.py", 59): "a random base64 verification token (a mock's)",
+    # held-out-4, judged after its one run: secrets the Cloud SDK's tools ship, and tests' random keys
+    ("googlecloudsdk/api_lib/auth/util.py", 41): "an OAuth client secret gcloud ships",
+    ("googlecloudsdk/command_lib/crash_handling.py", 89): "a Google API key gcloud ships",
+    ("googlecloudsdk/command_lib/crash_handling.py", 92): "a Google API key gcloud ships",
+    ("platform/bq/auth/utils.py", 15): "an OAuth client secret bq ships",
+    ("platform/bq/auth/utils.py", 21): "an OAuth client secret bq ships",
+    ("gslib/gcs_json_api.py", 343): "a Google API key gsutil ships",
+    ("gslib/iamcredentials_api.py", 104): "a Google API key gsutil ships",
+    ("gslib/kms_api.py", 99): "a Google API key gsutil ships",
+    ("gslib/pubsub_api.py", 101): "a Google API key gsutil ships",
+    ("cherrypy/lib/auth_digest.py", 16): "a random 16-hex digest key (a docstring's)",
+    ("cherrypy/test/test_auth_digest.py", 32): "a random 16-hex digest key (a test's)",
+    ("gslib/tests/test_data/test.json", 3): "a private key (a test's)",
+    ("gslib/tests/test_encryption_helper.py", 100): "a random base64 encryption key (a test's)",
+    ("boto/tests/unit/cloudfront/test_signed_urls.py", 15): "an RSA private key (a test's)",
 }
 
 
@@ -381,9 +630,10 @@ def versions() -> dict[str, Any]:
         "tuned-2": {name: importlib.metadata.version(name) for name in LIBRARIES},
     }
     for part, parity in (("tuned-3", 0), ("held-out-2", 1)):
+        dists, packages = _second(part, parity)
         found[part] = {
-            "python": {n: d.version for n, d in _distributions().items() if _parity(n) == parity},
-            "node_modules": {n: _package_version(n) for n in _packages() if _parity(n) == parity},
+            "python": {n: d.version for n, d in dists.items()},
+            "node_modules": {n: _package_version(n) for n in packages},
         }
     conformance_lock = REPO / CONFORMANCE_LOCK
     found["third split"] = {
@@ -396,10 +646,22 @@ def versions() -> dict[str, Any]:
         ),
     }
     for part, parity in (("tuned-4", 0), ("held-out-3", 1)):
-        units = _third(parity)
+        units = _third(part, parity)
         found[part] = {
             source: {unit.name: unit.version for unit in units if unit.source == source}
             for source in ("python", "node_modules", "docs")
+        }
+    found["fourth split"] = {
+        "fast-agent site-packages": [str(site.relative_to(REPO)) for site in _sites(REPO / FAST_AGENT)],
+        "pyenv interpreters": [str(site) for site in _pyenv_sites()],
+        "google-cloud-sdk": str(CLOUD_SDK),
+        "google-cloud-sdk version": _sdk_version(),
+    }
+    for part, parity in (("tuned-5", 0), ("held-out-4", 1)):
+        units = _fourth(part, parity)
+        found[part] = {
+            source: {unit.name: unit.version for unit in units if unit.source == source}
+            for source in ("python", "docs", "google-cloud-sdk")
         }
     return found
 

@@ -171,6 +171,7 @@ _HARMLESS_KEYS = (
     "change_token", "changetoken", "lock_token", "locktoken", "update_token", "updatetoken",  # AWS's concurrency
     "client_request_token", "clientrequesttoken", "lifecycle_action_token", "lifecycleactiontoken",  # idempotency
     "result_key", "limit_key", "input_token", "output_token",  # a paginator's field names (botocore)
+    "object_key", "objectkey",  # an S3 object's name (`"S3objectKey": "ami-1234567890abcdef0.bin"`)
 )  # fmt: skip
 _HARMLESS = re.compile("|".join(_HARMLESS_KEYS))
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
@@ -230,16 +231,23 @@ def _holds_none(match: re.Match[str], key: str, value: str) -> bool:
     return (
         _HARMLESS.search(lowered) is not None
         or _HARMLESS.search(prose_key) is not None
+        or _aws_request_id(match.string, key, key_start)
         or _named_not_assigned(match, key_start)
         or _names_no_secret(match, key, value)
     )
 
 
+def _aws_request_id(text: str, key: str, key_start: int) -> bool:
+    """`"ClientToken"` and `"RequestToken"`, quoted and capitalised as AWS's JSON spells them: an idempotency token
+    and a request's id. Vault's `client_token` and a Go struct's `ClientToken:` are tokens."""
+    return key in ("ClientToken", "RequestToken") and text[key_start - 1 : key_start] in ('"', "'")
+
+
 #: Before a key, what makes it a name rather than a field holding a value: the last part of a quoted `::` path
-#: (`"AWS::IAM::AccessKey"`, a CloudFormation type), a field of an ARN (`arn:aws:secretsmanager:…:secret:N`), a
-#: reST field of a docstring (`:param password:`, `:type credentials:`).
+#: (`"AWS::IAM::AccessKey"`, a CloudFormation type), a field of an ARN (`arn:aws:secretsmanager:…:secret:N`, also
+#: mistyped: `aarn:aws:…`), a reST field of a docstring (`:param password:`, `:type credentials:`).
 _NAMING_BEFORE = re.compile(
-    r"""(?:["'][\w:]*::|\barn:[\w*-]*:[\w*-]+:[^\s"'`]*|:(?:param|type|ivar|cvar|var|keyword|kwarg)[ \t]+[\w.]*)$"""
+    r"""(?:["'][\w:]*::|arn:[\w*-]*:[\w*-]+:[^\s"'`]*|:(?:param|type|ivar|cvar|var|keyword|kwarg)[ \t]+[\w.]*)$"""
 )
 
 
@@ -267,6 +275,8 @@ def _kind_by_key(key: str, value: str) -> str:
         return "password"
     if "secret" in key or "cred" in key:
         return "secret"
+    if key.strip("_.") == "key" and values.is_uuid_name(value):
+        return ""  # `"key": "48c67f3c-…"`: an object's or an entry's id; an API key's name says so
     generated = _random_looking(value, 8) and not values.is_structured(value) and not values.is_camel_name(value)
     if key.endswith("token"):
         return "token" if generated else ""
@@ -295,6 +305,7 @@ _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\??\.#?[A-Za-z_$][\w$]*)+")
 _WORD_PART = re.compile(r"(?:^|\.)[A-Za-z_$]+(?:\.|$)")
 #: A call or an index of code: a name (or attribute path) and then `(` or `[`, with no password punctuation.
 _CALL = re.compile(r"[A-Za-z_$][\w$.#]*[(\[][^!@#%^&*~]*$")
+_UNPACKING = re.compile(r"(?<=[(,\s])\*{1,2}(?=[A-Za-z_])")  # `*args`, `**kwargs` in a call
 _LEADING_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 
 
@@ -305,12 +316,30 @@ def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
     a label or a sentence (`my-client-secret`, `Password used to generate key`), data, or a documentation example
     (`password: secret`, a doctest's). A bare word of a `KEY=value` line that names nothing else in the text
     (`DB_PASSWORD=s3cretpass`) is still a secret."""
-    inner = value.strip("`")  # a template literal of minified code: `test-client-secret`
+    inner = _TYPED_NEWLINE.sub("", value.strip("`"))  # `test-client-secret` of minified code, `'secret\\n'`
     if _names_itself(inner, key, match.group("word")) or _not_a_credential(value):
         return True
-    if _in_doctest(match.string, match.start()):
-        return True  # `>>> session.fetch_token(url)` and the answer it prints
+    if _in_doctest(match.string, match.start()) or _called_fingerprint(match.string, value):
+        return True  # `>>> session.fetch_token(url)` and the answer it prints; a public key's digest
     return match.lastgroup == "bare" and _is_code(match, value)
+
+
+#: A newline typed after a value (`'secret\\n'`, what pexpect sends): the label before it is still a label.
+_TYPED_NEWLINE = re.compile(r"(?:\\{1,2}[rn])+$")
+_HEX = re.compile(r"[0-9a-fA-F:]{16,}")
+
+
+def _called_fingerprint(text: str, value: str) -> bool:
+    """A hex value the same text calls a fingerprint where it gives it (`the key with a fingerprint of 'e0d96d…'`,
+    and then `--key='e0d96d…'`): a public key's digest, which grants nothing."""
+    if not _HEX.fullmatch(value):
+        return False
+    at = text.find(value)
+    while at != -1:
+        if "fingerprint" in text[max(0, at - 60) : at].lower():
+            return True
+        at = text.find(value, at + 1)
+    return False
 
 
 def _names_itself(value: str, key: str, word: str) -> bool:
@@ -324,6 +353,9 @@ def _names_itself(value: str, key: str, word: str) -> bool:
         return True  # OtpCredentials: "otp-credentials", AWS_S3_KEY = "aws.s3.key"
     if lowered.endswith(("-password", "_password", "-passwd", "_passwd")) or lowered.startswith("your-"):
         return True  # rest-of-my-password, your-api-key
+    user, colon, password = value.partition(":")
+    if colon and ":" not in password and " " not in value and _repeats_user(user, password):
+        return True  # `chroma_client_auth_credentials="admin:admin"`
     return (
         values.is_label(value, values.key_words(key))
         or values.is_type_name(value, word)
@@ -334,10 +366,15 @@ def _names_itself(value: str, key: str, word: str) -> bool:
 
 def _not_a_credential(value: str) -> bool:
     """Data, a sentence, a run of the alphabet, encoding test data, a template built at run time, an elided
-    example: nothing of these is a credential, whatever key it follows."""
+    example, a name or an id of what holds a secret: nothing of these is a credential, whatever key it follows."""
     bare = value.strip("`")
     return (
         bare.lower() in _NOT_VALUES
+        or bare.lower().rstrip(".") in _NOT_VALUES  # `…_DEFAULT_CREDENTIALS=true.`, ending a sentence
+        or values.is_attack_technique(bare)
+        or values.is_resource_name(bare)
+        or values.is_amazon_id(bare)
+        or _decodes_to_phrase(bare)
         or bare.lower() in _EXAMPLE_VALUES
         or values.is_data(bare)
         or values.is_sentence(bare)
@@ -354,6 +391,21 @@ def _not_a_credential(value: str) -> bool:
         or values.is_public_key(bare)
         or _REGEX_CLASS.match(bare) is not None  # `client_secret=\w+` in a pattern that masks one
     )
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{8,4096}={0,2}")
+
+
+def _decodes_to_phrase(value: str) -> bool:
+    """Base64 of a label or a phrase of no content (`bm90IG15IHJlYWwgcGFzc3dvcmQ=`, "not my real password"): an
+    example of encoding one. A generated secret's base64 decodes to bytes, not to words."""
+    if len(value) % 4 or not _BASE64.fullmatch(value):
+        return False
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("ascii")
+    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+        return False
+    return decoded.isprintable() and (values.is_phrase(decoded) or values.is_label(decoded))
 
 
 _FORMAT_FIELD = re.compile(r"\{[\w.]{0,40}\}")
@@ -395,7 +447,8 @@ def _is_code(match: re.Match[str], value: str) -> bool:
     """A bare value that is code: a call, an index, an attribute path, an expression, a variable of the same text,
     or the next word of a sentence (`pwd: expected bytes`)."""
     lowered = value.lower()
-    if _CALL.match(value) or lowered in _CODE_WORDS or (_DOTTED.fullmatch(value) and _WORD_PART.search(value)):
+    called = _CALL.match(_UNPACKING.sub("", value))  # `OnBehalfOfCredential(**obo_kwargs)`: no password's stars
+    if called or lowered in _CODE_WORDS or (_DOTTED.fullmatch(value) and _WORD_PART.search(value)):
         return True  # a call, an index, an attribute: config['password'], getpass(), self.password
     leading = _LEADING_NAME.match(value)
     if leading and leading.group().lower() in _CODE_WORDS and value[leading.end() :][:1] in ".(:[":
@@ -423,11 +476,15 @@ _OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)$|([A-Za-z_$][\w$]*)\?[A-Za-z_$!
 
 def _sentence_goes_on(match: re.Match[str]) -> bool:
     """After `key: word`, a space and another word on the same line: prose (`they need not be secret: IVs are
-    ...`); a `KEY: value` of YAML or a header ends with its value."""
+    ...`, a field's description `password: Required. Input only.`); a `KEY: value` of YAML or a header ends with
+    its value."""
     text, end = match.string, match.end()
     colon = ":" in text[match.end("word") : match.start(match.lastgroup or "bare")]
-    word = _value_of(match).isalpha()  # `IVs`, `expected`; `password: Xk92jd0 from 10.0.0.1` stays a secret
-    return colon and word and text[end : end + 1] == " " and text[end + 1 : end + 2].isalpha()
+    value = _value_of(match)
+    word = value.rstrip(".:")  # `Required.`, `DEPRECATED:`: the first word of a description
+    wordlike = word.isalpha() and len(value) - len(word) <= 1  # `password: Xk92jd0 from 10.0.0.1` stays a secret
+    follows = text[end + 1 : end + 2]
+    return colon and wordlike and text[end : end + 1] == " " and (follows.isalpha() or follows == "`")
 
 
 def _named_elsewhere(text: str, name: str, at: int) -> bool:
@@ -507,9 +564,18 @@ def _basic_credentials(value: str) -> str | None:
 
 
 def _basic(value: str) -> bool:
-    """Basic credentials whose password is not a documentation example (`me:pass`)."""
+    """Basic credentials whose password is not a documentation example (`me:pass`) nor its user's (`guest:guest`)."""
     credentials = _basic_credentials(value) if _real(value) else None
-    return credentials is not None and not _example_password(credentials.partition(":")[2])
+    if credentials is None:
+        return False
+    user, _, password = credentials.partition(":")
+    return not _example_password(password) and not _repeats_user(user, password)
+
+
+def _repeats_user(user: str, password: str) -> bool:
+    """A password that is a label of its user's name (`guest:guest`, `admin:admin1`): a default login named after
+    its user, as a label is after its key (`minio123` after `MINIO_SECRET_KEY`)."""
+    return bool(user) and values.is_label(password, values.key_words(user))
 
 
 #: A URL template's words for its parts (`github://org:repo@sha/path`): its password names a part.
@@ -540,11 +606,12 @@ _HOST = re.compile(r"[\w.-]{1,253}")
 
 def _connection_kind(match: re.Match[str]) -> str:
     """A URL's password, unless the URL is of a documentation domain (`https://abc:xyz@example.com`), its host's
-    or its user's (`john%40example.com:pw@localhost`)."""
+    or its user's (`john%40example.com:pw@localhost`), or the password repeats its user (`guest:guest`)."""
     host = _HOST.match(match.string, match.end() - 1)
     user = unquote(match.string[match.start() + 3 : match.start("v") - 1])
     documented = (host is not None and _DOCUMENTATION_DOMAIN.search(host.group())) or _DOCUMENTATION_DOMAIN.search(user)
-    return "" if documented else "connection-password"
+    default = _repeats_user(user, unquote(match.group("v")))  # `amqp://guest:guest@localhost/`
+    return "" if documented or default else "connection-password"
 
 
 _KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{40}")

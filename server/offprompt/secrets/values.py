@@ -19,17 +19,21 @@ from urllib.parse import unquote
 __all__ = [
     "escapes_non_ascii",
     "is_alphabet_walk",
+    "is_amazon_id",
     "is_arn",
+    "is_attack_technique",
     "is_camel_name",
     "is_data",
     "is_key_name",
     "is_label",
     "is_phrase",
     "is_public_key",
+    "is_resource_name",
     "is_sentence",
     "is_sequence",
     "is_structured",
     "is_type_name",
+    "is_uuid_name",
     "key_words",
     "shares_key_stem",
 ]
@@ -40,6 +44,7 @@ DESCRIBING = frozenset(
         "secret", "secrets", "password", "passwords", "passwd", "pass", "pwd", "pw", "passphrase", "token",
         "tokens", "key", "keys", "apikey", "credential", "credentials", "hidden", "sensitive", "test", "testing",
         "tester", "example", "sample", "dummy", "fake", "mock", "value", "values", "placeholder", "hide",
+        "generated", "regenerated",  # how it was made: `webdavgeneratedpassword1`
     }
 )  # fmt: skip
 #: Words a label puts around those (`db-secret`, `top secret`, `real-secret-6-levels`); none is a label alone.
@@ -49,6 +54,8 @@ FILLER = frozenset(
         "other", "another", "real", "client", "app", "db", "api", "auth", "user", "admin", "level", "levels",
         "super", "very", "data", "access", "refresh", "default", "dev", "local", "private", "foo", "bar", "baz",
         "abc", "xyz", "object", "file",
+        "sk", "pk", "rk",  # a vendor's prefixes (Stripe's): `sk_test_456` is a counter after them, no key
+        "webdav", "ftp", "smtp", "ldap", "ssh",  # what it is for, as `db` and `api`
     }
 )  # fmt: skip
 
@@ -87,19 +94,39 @@ def _label_words(value: str, vocabulary: frozenset[str]) -> list[str] | None:
     """The value's words when it is made only of `vocabulary` and counters, or None."""
     found: list[str] = []
     for chunk in _SEPARATORS.split(value.strip("-_. :")):
-        humps = _humps(chunk)
-        if humps is None:
+        words = _chunk_words(chunk, vocabulary)
+        if words is None:
             return None
-        for hump in humps:
-            if hump.isdigit():
-                if not _COUNTER.fullmatch(hump):
-                    return None
-                continue
-            words = _segments(hump.lower(), vocabulary)
-            if words is None:
-                return None
-            found += words
+        found += words
     return found
+
+
+def _chunk_words(chunk: str, vocabulary: frozenset[str]) -> list[str] | None:
+    """A chunk's words of `vocabulary` and counters, hump by hump, or as a phrase glued in any case; or None."""
+    humps = _humps(chunk)
+    if humps is None:
+        return None
+    found: list[str] = []
+    for hump in humps:
+        if hump.isdigit():
+            if not _COUNTER.fullmatch(hump):
+                return None
+            continue
+        words = _segments(hump.lower(), vocabulary)
+        if words is None:
+            return _glued_phrase(chunk, humps, vocabulary)
+        found += words
+    return found
+
+
+def _glued_phrase(chunk: str, humps: list[str], vocabulary: frozenset[str]) -> list[str] | None:
+    """A phrase of no content glued in camel or alternating case (`IAmSensitive`, `ThIsIsAsEcReT`): its letters
+    read as words of `vocabulary` and function words. One lower-case word is never one (`passion` is a word, not
+    `pass i on`)."""
+    if len(humps) < 2 or not chunk.isalpha():
+        return None
+    words = _segments(chunk.lower(), vocabulary | FUNCTION_WORDS)
+    return None if words is None else list(words)
 
 
 def is_label(value: str, key: Collection[str] = ()) -> bool:
@@ -117,9 +144,12 @@ _WORD = re.compile(r"[A-Za-z]+")
 
 def is_sentence(value: str) -> bool:
     """Prose about a secret, not one: four words or more, one of them a word for a secret
-    (`Password used to generate key`), or six glued in camel case (`PassWordMustBeAtLeast6Chars.`); a passphrase
-    is words too, but does not name itself."""
+    (`Password used to generate key`), or six glued in camel case (`PassWordMustBeAtLeast6Chars.`), or ten words
+    and more about anything (`Set to `true` to use IAM with this data source. …`); a passphrase is words too, but
+    does not name itself and is shorter."""
     words = [word.lower() for word in _WORD.findall(value)]
+    if value.count(" ") >= 9 and len(words) >= 10:
+        return True  # ten words or more are documentation, whatever they speak of; a passphrase is shorter
     if " " not in value and re.fullmatch(r"[A-Za-z0-9]+\.?", value):  # PassWordMustBeAtLeast6Chars.
         words = [hump.lower() for hump in _HUMPS.findall(value) if not hump.isdigit()]
         wordlike = all(len(word) >= 2 and _VOWELS & set(word) for word in words)  # not Xk92jd0qLm's humps
@@ -188,7 +218,11 @@ def _utf8_beyond_ascii(data: bytes) -> bool:
         return False
 
 
-_PLAIN_PART = re.compile(r"[a-z0-9]+|[A-Z0-9]+|[A-Z][a-z]+|(?:[a-z]+|[A-Z][a-z]+)(?:[A-Z][a-z]+)+")
+#: A part of a structured name: of one case, a capitalised word, or camel-case words, an acronym at the end at
+#: most (`InstanceID` of IAM's condition key `ec2:InstanceID`).
+_PLAIN_PART = re.compile(
+    r"[a-z0-9]+|[A-Z0-9]+|[A-Z][a-z]+|(?:[a-z]+|[A-Z][a-z]+)(?:[A-Z][a-z]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+)*[A-Z]{2,4}"
+)
 _STRUCTURE = re.compile(r"[-_.:#/ ]+")
 
 
@@ -236,15 +270,22 @@ FUNCTION_WORDS = frozenset(
     {
         "as", "will", "this", "that", "these", "those", "it", "is", "be", "are", "was", "me", "you", "we", "they",
         "please", "should", "must", "can", "not", "no", "do", "of", "to", "and", "or", "in", "on", "at", "by",
-        "for", "with", "from", "here", "there", "also", "too", "so", "i",
+        "for", "with", "from", "here", "there", "also", "too", "so", "i", "am", "required", "needed",
     }
 )  # fmt: skip
 
 
 def is_phrase(value: str) -> bool:
-    """Two or three lower-case words of no content of their own and words for a secret (`as will this`,
-    `please hide me`, `it is very secret`); `purple monkey dishwasher` is a passphrase."""
-    words = value.split(" ")
+    """Two to four lower-case words of no content of their own and words for a secret (`as will this`,
+    `please hide me`, `it is very secret`), or joined by dashes or underscores with a word for a secret among them
+    (`no-password-required`); `purple monkey dishwasher` is a passphrase."""
+    if _no_content(value.split(" ")):
+        return True
+    joined = re.split(r"[-_]", value)
+    return _no_content(joined) and any(word in DESCRIBING for word in joined)
+
+
+def _no_content(words: list[str]) -> bool:
     vocabulary = FUNCTION_WORDS | DESCRIBING | FILLER
     return 2 <= len(words) <= 4 and all(word.isalpha() and word.islower() and word in vocabulary for word in words)
 
@@ -328,3 +369,37 @@ _PUBLIC_KEY_DER = (
 def is_public_key(value: str) -> bool:
     """A public key in base64 DER: it grants nothing."""
     return value.startswith(_PUBLIC_KEY_DER)
+
+
+_TECHNIQUE = re.compile(r"T\d{4}(?:\.\d{3})?")
+
+
+def is_attack_technique(value: str) -> bool:
+    """A technique of MITRE ATT&CK (`T1552`, `T1098.001`), as a security API's enum documents its members: the name
+    of a way to steal credentials, not one."""
+    return _TECHNIQUE.fullmatch(value) is not None
+
+
+#: A resource name of Google Cloud's APIs: a collection and an id, and more of them (`projects/1/secrets/s`).
+_RESOURCE_NAME = re.compile(r"(?:projects|organizations|folders|billingAccounts)/[^/\s]+(?:/[a-z][A-Za-z]*/[^/\s]+)*")
+
+
+def is_resource_name(value: str) -> bool:
+    """The name of a resource of Google Cloud (`projects/123/secrets/my-secret/versions/1`, Secret Manager's): what
+    holds a secret, as an ARN names one, not its value."""
+    return _RESOURCE_NAME.fullmatch(value) is not None
+
+
+_UUID_NAME = re.compile(r"(?:[a-z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12,13}", re.IGNORECASE)
+
+
+def is_uuid_name(value: str) -> bool:
+    """A UUID, a word before it at most (`signed-2065c468-…`): after a bare `key`, the id of an object or an entry
+    (an S3 object's, a stream's file's), not an API key, which a key's name says (`api_key`, `X-Api-Key`)."""
+    return _UUID_NAME.fullmatch(value) is not None
+
+
+def is_amazon_id(value: str) -> bool:
+    """An Amazon account's id (`amzn1.account.AF6RHO7KZU5XRVQJGXK6HB56KR2A`, the subject of a Login with Amazon
+    token); Login with Amazon's client secrets (`amzn1.oa2-cs.v1.…`) are secrets."""
+    return value.startswith("amzn1.account.")
