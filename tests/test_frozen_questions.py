@@ -1,9 +1,9 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
-`bench/retrieval/data/frozen/` holds 111 questions written by two helper sessions that saw only their prompt
-(`WRITER_PROMPT.md`) and the documents they chose, committed before any ranking change. They only report: a
-ranking change is chosen on other questions. If one of these files changes, the frozen set no longer measures
-what nobody here tuned on, and this test says so.
+`bench/retrieval/data/frozen/` holds 111 questions and `frozen-2/` 98 more, each set written by two outside
+writers that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before the set's
+first run. They only report: a ranking change is chosen on other questions. If one of these files changes, the
+set no longer measures what nobody here tuned on, and this test says so.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+
+import pytest
 
 from .support import REPO
 
@@ -32,24 +34,47 @@ SHA256 = {
 }
 
 
-def test_the_frozen_questions_and_their_documents_are_unchanged() -> None:
+FROZEN_2 = REPO / "bench" / "retrieval" / "data" / "frozen-2"
+SHA256_2 = {
+    "WRITER_PROMPT.md": "f785deea810d38550abc9bb755149e62e9a7cfa69c590a9b910cc5713ca84afc",
+    "qa-a.jsonl": "e1271bd339a2a73e371ef8255824ce6ef0e600484c1562b49d3ac5808bf9b51a",
+    "qa-b.jsonl": "3451f17210ee4822fdab7a3be8113b67d681b59e50f971fbd69cfa717d0c3cb9",
+    "docs/code_ejs-a.js": "a7ca2bcea4de5e97301632ee774edd69625896f40f06386a6e1a97c668a0e176",
+    "docs/code_ftplib-a.py": "672300f448249dfd7825369e47111c37b8aa5355ef0a10df3226bd5f849e538e",
+    "docs/json_lambda-examples-a.json": "fd3397a6d4d56541644b1ae46aafc9a4828bc5462345c2bf4e90bfd22b461cb8",
+    "docs/json_swagger2-schema-a.json": "cdf5228ea367bc85bd2be4f60f2ef4cb3da278a57fd713b49f84bdf5219cdcf3",
+    "docs/logs_npm-install-express-b.log": "2cfd7a692ab46639d80945e736b996c905b3af2b6bc5aa1fb0f5601ca3cc1068",
+    "docs/logs_pytest-more-itertools-b.log": "54beb19f51bb74f14d17b0b818597426cfd86a4531118d9df2b2cb2003fe5e1c",
+    "docs/markdown_node-net-b.md": "febe6ecc958d8a6cb07f42dcb50b1f88d97869809e9f061df47744c4715dac65",
+    "docs/markdown_pyenv-readme-b.md": "fa23cc674e1b76154bae3da64851c7a60711beaf66a29231d3914855f7bca1c5",
+    "docs/prose_pytest-fixtures-b.rst": "74af80f0c53b048db66630bc80e49128406e4f88714a3345ae5383d30d128000",
+    "docs/prose_vim-channel-b.txt": "9c4c070c6ad4b8ce55b70afe63157017142b8e3dbdf05ef5fe1f971a6c4589ee",
+}
+SETS = [(FROZEN, SHA256, 111), (FROZEN_2, SHA256_2, 98)]
+
+
+@pytest.mark.parametrize(("root", "digests", "count"), SETS, ids=["frozen", "frozen-2"])
+def test_the_frozen_questions_and_their_documents_are_unchanged(
+    root: Path, digests: dict[str, str], count: int
+) -> None:
     changed = [
-        name for name, digest in SHA256.items() if hashlib.sha256((FROZEN / name).read_bytes()).hexdigest() != digest
+        name for name, digest in digests.items() if hashlib.sha256((root / name).read_bytes()).hexdigest() != digest
     ]
     assert changed == [], "the frozen eval was edited; it must stay as written (add new questions elsewhere)"
-    assert sorted(p.name for p in (FROZEN / "docs").iterdir()) == sorted(n.split("/")[1] for n in SHA256 if "/" in n)
+    assert sorted(p.name for p in (root / "docs").iterdir()) == sorted(n.split("/")[1] for n in digests if "/" in n)
 
 
-def test_every_frozen_answer_is_in_its_document_once() -> None:
+@pytest.mark.parametrize(("root", "digests", "count"), SETS, ids=["frozen", "frozen-2"])
+def test_every_frozen_answer_is_in_its_document_once(root: Path, digests: dict[str, str], count: int) -> None:
     questions = [
         json.loads(line)
         for name in ("qa-a.jsonl", "qa-b.jsonl")
-        for line in (FROZEN / name).read_text(encoding="utf-8").splitlines()
+        for line in (root / name).read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
-    assert len(questions) == 111
+    assert len(questions) == count
     assert len({q["id"] for q in questions}) == len(questions)
     for q in questions:
-        document: bytes = (FROZEN / q["doc"]).read_bytes()
+        document: bytes = (root / q["doc"]).read_bytes()
         assert document.count(q["answer"].encode("utf-8")) == 1, q["id"]
         assert Path(q["doc"]).name.startswith(q["kind"] + "_"), q["id"]

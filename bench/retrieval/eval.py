@@ -1,12 +1,16 @@
 """Retrieval eval: does `memory_query` return the passage that answers the question?
 
-Three question sets (`--set`):
+Four question sets (`--set`):
 
 - `tuning`: the 132 questions of data/qa.jsonl over the 12 documents of data/docs/. The ranking was tuned on all
   of them: the 45 `*-nNN` ones, once held out, chose which changes were kept, so the old dev / held-out split is
   shown as a column but measures nothing held out.
 - `frozen`: the 111 questions of data/frozen/qa-*.jsonl, written by two outside writers over 10 other documents
-  (data/frozen/WRITER_PROMPT.md) and never tuned on: what predicts questions from outside.
+  (data/frozen/WRITER_PROMPT.md) and never tuned on: what predicts questions from outside. It has been run more
+  often than its protocol asked (each ranking change was reported on it), so:
+- `frozen-2`: the questions of data/frozen-2/qa-*.jsonl, by two new outside writers over new documents
+  (data/frozen-2/WRITER_PROMPT.md), committed before any run: run once on the code of its commit, and once
+  more only after a ranking change kept on tuning and generated.
 - `generated`: about 400 questions made without a writer from real files on this machine that neither set uses
   (generated.py): the plain words of a standard-library name for its defining line, a JSON record's description
   without its identifiers for that description.
@@ -30,7 +34,7 @@ and in the top 50 of either (the candidates a reranker would see).
 The JSON (bench/results/retrieval-<set>.json unless --out) holds every question's rank per ranking and rule, so
 that a later run can be compared question by question, and the git commit the run was made on.
 
-Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|generated] [--out FILE] [--data-dir DIR]
+Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|frozen-2|generated] [--out FILE] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
                                    embedded: for tuning ranking without embedding 1.3 MB each time)
@@ -76,8 +80,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 DATA = HERE / "data"
 FROZEN = DATA / "frozen"
+#: The second frozen set: new documents and questions by two new outside writers, for a ranking run once.
+FROZEN_2 = DATA / "frozen-2"
 RESULTS = HERE.parent / "results"
-SETS = ("tuning", "frozen", "generated")
+SETS = ("tuning", "frozen", "frozen-2", "generated")
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
 KINDS = ("code", "prose", "markdown", "logs", "json")
 BASELINES = ("fixed-200/dense", "fixed-200/lexical")
@@ -125,9 +131,10 @@ class Doc:
 def load_questions(name: str = "tuning") -> list[Question]:
     if name == "tuning":
         return [tuning_question(row) for row in read_jsonl(DATA / "qa.jsonl")]
-    if name == "frozen":
-        rows = [row for part in ("qa-a.jsonl", "qa-b.jsonl") for row in read_jsonl(FROZEN / part)]
-        return [Question(**row, split="frozen", root=FROZEN) for row in rows]
+    if name in ("frozen", "frozen-2"):
+        root = FROZEN if name == "frozen" else FROZEN_2
+        rows = [row for part in ("qa-a.jsonl", "qa-b.jsonl") for row in read_jsonl(root / part)]
+        return [Question(**row, split=name, root=root) for row in rows]
     if name == "generated":
         made = generated.questions()
         return [Question(**dataclasses.asdict(m), split="generated", root=Path("/")) for m in made]

@@ -34,7 +34,7 @@ def main() -> int:
     parser.add_argument("--memory-name", default="retrieval-eval")
     parser.add_argument("--out", type=Path, required=True, help="the JSON lines to write")
     args = parser.parse_args()
-    if args.set == "frozen":
+    if args.set.startswith("frozen"):
         parser.error("the frozen set only reports: it is never fitted on")
 
     questions = retrieval.load_questions(args.set)
