@@ -575,6 +575,11 @@ RULES: dict[str, tuple[str, str, str]] = {
         'private_key_password = "notasecret9"\n',
         "notasecret9",
     ),
+    "a field under a docstring's Args:": (
+        "    Args:\n      credentials: Unused.\n",
+        "    args:\n      credentials: Unused9x\n",
+        "Unused9x",
+    ),
     "a code of an enumeration": (
         "ER_NOT_VALID_PASSWORD = 1819\nER_MUST_CHANGE_PASSWORD = 1820\n",
         "DB_PORT = 5432\nDB_PASSWORD = 1820\n",

@@ -238,7 +238,31 @@ def _holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or _names_no_secret(match, key, value)
         or _sample_login(match.string, match.start(match.lastgroup or "bare"), value)
         or _enumerated(match.string, match.start(), value)
+        or (not _random_looking(value) and _in_field_list(match.string, key_start))
     )
+
+
+#: The headers of a docstring's field lists (Google's style): what is under one describes a parameter.
+#: Capitalized as docstrings write them; YAML's `args:` is a mapping whose values are values.
+_FIELD_LISTS = frozenset({"Args:", "Arguments:", "Parameters:", "Keyword Args:", "Kwargs:", "Attributes:"})
+
+
+def _in_field_list(text: str, key_start: int) -> bool:
+    """A key indented under a docstring's `Args:` (or `Attributes:`) header: its value is the parameter's
+    description (`credentials: Unused.`, `oauth2ClientSecret: OAuth2 client secret to use`); the caller keeps a
+    random token there a secret."""
+    lines = _lines_back(text, key_start)
+    own = next(lines)
+    if own.strip():
+        return False  # something before the key on its line: not a field of a list
+    indent = len(own)
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if len(line) - len(line.lstrip()) < indent:
+            return stripped in _FIELD_LISTS
+    return False
 
 
 #: Sample accounts that databases ship and their docs use: Oracle's `scott`/`tiger`.
