@@ -1,11 +1,11 @@
 """False alarms of the secret detector on real code nobody tuned it on: handles per MB, and every hit listed.
 
-    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|…|tuned-5|held-out-4|all]
+    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|…|tuned-6|held-out-5|all]
         [--show N] [--out F]
 
 The corpus is code and docs already on the machine. A finding is a false alarm unless a reader judged it a
 live-looking key (`LIVE_LOOKING`: a real key the code ships, or a fixture no rule could tell from one); the
-listing shows every hit, with its line. Eight parts, each fixed before the rules were changed against it:
+listing shows every hit, with its line. Ten parts, each fixed before the rules were changed against it:
 
 - tuned: the Python standard library's top-level modules and packages `a`-`m` (site-packages left out);
 - tuned-2: the standard library `n`-`z`, Node's bundled API docs (`/usr/share/doc/nodejs/api`), npm's own
@@ -29,14 +29,23 @@ listing shows every hit, with its line. Eight parts, each fixed before the rules
   and the Google Cloud SDK (`/usr/lib/google-cloud-sdk`): its own code cut into packages, API clients and command
   groups, its tools under `platform`, and each library it vendors. A name an earlier part holds (as a distribution,
   a package, a top-level package of one, or a module of the standard library) is left out, whatever its version,
-  and so is one an earlier source of the split took. held-out-4 only reports.
+  and so is one an earlier source of the split took. held-out-4 was the fourth round's held-out part; its hits
+  were read, so from the fifth round on it is fitted on too;
+- tuned-6 and held-out-5, split before the fifth round's changes by the same rule (even: tuned-6, odd:
+  held-out-5), from a source no earlier part holds: the wheels of PyPI projects under `/opt/pypi` and
+  `/opt/pypi-more`, each project at its newest version there, its text members read inside the archive. A name an
+  earlier part holds (as the fourth split reads it, or a unit of the fourth split and the names it goes by) is
+  left out, whatever its version, and so is a project one of whose regular top-level packages is held (a
+  namespace package such as `google` names none). In the order of the SHA-256 of their names, each part takes every
+  unit of its parity that keeps its text within 120 MB. held-out-5 only reports.
 
 The versions are pinned in `bench/secrets_precision_pins.json` (Python, Node, each distribution and package,
-the hashes of the package-lock files, for a doc directory, which has no version, the SHA-256 of its files, and for
-the Cloud SDK's units the SDK's version) and checked, so a run on other versions or on a machine without a source
-says so instead of comparing unlike with unlike. A pinned part holds the units its pins name and no other: what is
-installed after its split is not measured with it. None of it is needed by the tests, which CI runs; the bench is
-not. Writes the parts it ran into `bench/results/secrets-precision.json`, keeping the others.
+the hashes of the package-lock files, for a doc directory, which has no version, the SHA-256 of its files, for the
+Cloud SDK's units the SDK's version, for a wheel its project's) and checked, so a run on other versions or on a
+machine without a source says so instead of comparing unlike with unlike. A pinned part holds the units its pins
+name and no other: what is installed after its split is not measured with it. None of it is needed by the tests,
+which CI runs; the bench is not. Writes the parts it ran into `bench/results/secrets-precision.json`, keeping the
+others.
 """
 
 from __future__ import annotations
@@ -51,12 +60,15 @@ import subprocess
 import sys
 import sysconfig
 import time
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from packaging.version import Version
 
 from bench.report import invocation, load_average, stamp
 from offprompt.secrets import find_secrets
@@ -446,6 +458,116 @@ def _fourth(part: str, parity: int) -> list[_Unit]:
     return [unit for unit in _fourth_units() if _parity(unit.name) == parity and _in_part(part, unit.name)]
 
 
+#: The fifth split's source, none in an earlier part: the wheels of PyPI projects under `/opt/pypi` and
+#: `/opt/pypi-more`, read inside the archive (nothing is extracted). A unit is one project at its newest version
+#: there. A name an earlier part holds (as the fourth split reads it, and the fourth split's units and the names
+#: they go by) is left out, whatever its version, and so is a project one of whose regular top-level packages is
+#: held. In the order of the SHA-256 of their names, a part takes each of its parity's units that keeps its text
+#: within `ARCHIVE_CAP`: the scan stays a few seconds, and which projects come in is the hash's choice.
+ARCHIVES = (Path("/opt/pypi/files"), Path("/opt/pypi-more/files"))
+ARCHIVE_CAP = 120_000_000  # bytes of text members
+
+
+@dataclass(frozen=True, slots=True)
+class _Wheel:
+    """One project of the fifth split: its newest wheel and the text members read from it."""
+
+    name: str  # canonical
+    version: str
+    path: Path
+    members: tuple[str, ...]
+    size: int  # the members' uncompressed bytes
+    provides: tuple[str, ...]  # its regular top-level packages and modules
+
+
+def _wheel_name(path: Path) -> tuple[str, str]:
+    """A wheel's project (canonical) and version, from its file name (`name-version[-build]-py-abi-plat.whl`)."""
+    name, version = path.name.split("-")[:2]
+    return _canonical(name), version
+
+
+def _newest_wheels() -> dict[str, Path]:
+    """Each project's newest wheel under the archive directories, by name."""
+    newest: dict[str, tuple[Version, Path]] = {}
+    for directory in ARCHIVES:
+        for path in sorted(directory.glob("*.whl")) if directory.is_dir() else ():
+            name, version = _wheel_name(path)
+            if name not in newest or Version(version) > newest[name][0]:
+                newest[name] = (Version(version), path)
+    return {name: path for name, (_, path) in sorted(newest.items())}
+
+
+def _wheel(name: str, path: Path) -> _Wheel:
+    with zipfile.ZipFile(path) as archive:
+        infos = [info for info in archive.infolist() if not info.is_dir()]
+    text = [info for info in infos if Path(info.filename).suffix in SUFFIXES and ".dist-info/" not in info.filename]
+    return _Wheel(
+        name,
+        _wheel_name(path)[1],
+        path,
+        tuple(info.filename for info in text),
+        sum(info.file_size for info in text),
+        _wheel_tops([info.filename for info in infos]),
+    )
+
+
+def _wheel_tops(members: list[str]) -> tuple[str, ...]:
+    """A wheel's regular top-level packages and modules: a namespace package (`google`, no `__init__.py`) is
+    shared by projects, so it names none of them."""
+    tops = {m.split("/")[0] for m in members if m.count("/") == 1 and m.endswith("/__init__.py")}
+    tops |= {m.removesuffix(".py") for m in members if "/" not in m and m.endswith(".py")}
+    return tuple(sorted(top for top in tops if top not in _NOT_PACKAGES and top not in _NOT_MODULES))
+
+
+def _fifth_held() -> set[str]:
+    """Every name an earlier part holds: the fourth split's and its units' (as they go by)."""
+    held = _held()
+    for part in ("tuned-5", "held-out-4"):
+        held |= {_canonical(name) for name in _pinned(part) or set()}
+    for unit in _fourth_units():
+        held |= {_canonical(name) for name in (unit.name, _VERSIONED.sub("", unit.name), *unit.provides)}
+    return held
+
+
+@cache
+def _fifth_units() -> tuple[_Wheel, ...]:
+    """The fifth split's candidates: each project's newest wheel with text in it, none an earlier part holds, in
+    the order of the SHA-256 of their names."""
+    held = _fifth_held()
+    units: list[_Wheel] = []
+    for name, path in _newest_wheels().items():
+        unit = _wheel(name, path)
+        names = {name, *(_canonical(top) for top in unit.provides)}
+        if names & held or not unit.members:
+            continue
+        held |= names
+        units.append(unit)
+    return tuple(sorted(units, key=lambda unit: hashlib.sha256(unit.name.encode()).hexdigest()))
+
+
+def _fifth(part: str, parity: int) -> list[_Wheel]:
+    """tuned-6 (even) or held-out-5 (odd): its parity's units in hash order, each that keeps the part within the
+    cap; once pinned, the units its pins name."""
+    if _pinned(part) is not None:
+        return [unit for unit in _fifth_units() if _in_part(part, unit.name)]
+    taken: list[_Wheel] = []
+    total = 0
+    for unit in (unit for unit in _fifth_units() if _parity(unit.name) == parity):
+        if total + unit.size > ARCHIVE_CAP:
+            continue  # a smaller one after it may still fit
+        taken.append(unit)
+        total += unit.size
+    return taken
+
+
+def _wheel_texts(units: list[_Wheel]) -> Iterator[tuple[str, bytes]]:
+    """Each text member of the wheels, named `wheel/member`, read from the archive."""
+    for unit in units:
+        with zipfile.ZipFile(unit.path) as archive:
+            for member in unit.members:
+                yield f"{unit.path}/{member}", archive.read(member)
+
+
 PARTS: dict[str, Callable[[], list[Path]]] = {
     "tuned": lambda: _stdlib("a", "m"),
     "tuned-2": lambda: [
@@ -461,6 +583,12 @@ PARTS: dict[str, Callable[[], list[Path]]] = {
     "tuned-5": lambda: [root for unit in _fourth("tuned-5", 0) for root in unit.roots],
     "held-out-4": lambda: [root for unit in _fourth("held-out-4", 1) for root in unit.roots],
 }
+#: The parts read from archives, not from files on disk.
+WHEEL_PARTS: dict[str, Callable[[], list[_Wheel]]] = {
+    "tuned-6": lambda: _fifth("tuned-6", 0),
+    "held-out-5": lambda: _fifth("held-out-5", 1),
+}
+ALL_PARTS = (*PARTS, *WHEEL_PARTS)
 
 
 #: Hits a reader judged to be of a live-looking key (a real one shipped in the code, or a fixture no rule could tell
@@ -551,6 +679,88 @@ LIVE_LOOKING: dict[tuple[str, int], str] = {
 }
 
 
+#: tuned-6, judged before any rule of the fifth round: the keys, tokens and secrets yt-dlp's extractors ship to
+#: call the sites they read (its test passwords, HLS tags and prose are false alarms).
+_YT_DLP_SHIPS: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("yt_dlp/extractor/adultswim.py", (87, 156)),
+    ("yt_dlp/extractor/aenetworks.py", (23, 24, 26, 27, 28, 29)),
+    ("yt_dlp/extractor/americastestkitchen.py", (100,)),
+    ("yt_dlp/extractor/arte.py", (320,)),
+    ("yt_dlp/extractor/asobichannel.py", (13,)),
+    ("yt_dlp/extractor/bandlab.py", (153,)),
+    ("yt_dlp/extractor/berufetv.py", (28,)),
+    ("yt_dlp/extractor/bibeltv.py", (22,)),
+    ("yt_dlp/extractor/bitchute.py", (255,)),
+    ("yt_dlp/extractor/blackboardcollaborate.py", (159, 163, 167)),
+    ("yt_dlp/extractor/blogger.py", (16,)),
+    ("yt_dlp/extractor/brightcove.py", (104, 121)),
+    ("yt_dlp/extractor/canalplus.py", (85,)),
+    ("yt_dlp/extractor/cda.py", (39,)),
+    ("yt_dlp/extractor/cloudflarestream.py", (46,)),
+    ("yt_dlp/extractor/clyp.py", (24,)),
+    ("yt_dlp/extractor/cybrary.py", (12,)),
+    ("yt_dlp/extractor/dailymotion.py", (59,)),
+    ("yt_dlp/extractor/dangalplay.py", (23, 24)),
+    ("yt_dlp/extractor/digitalconcerthall.py", (78,)),
+    ("yt_dlp/extractor/embedly.py", (12, 30)),
+    ("yt_dlp/extractor/espn.py", (312, 324, 331, 332, 403, 413)),
+    ("yt_dlp/extractor/fox.py", (57,)),
+    ("yt_dlp/extractor/foxsports.py", (36,)),
+    ("yt_dlp/extractor/go.py", (22, 28, 34, 41, 47)),
+    ("yt_dlp/extractor/googledrive.py", (143,)),
+    ("yt_dlp/extractor/imggaming.py", (15,)),
+    ("yt_dlp/extractor/iqiyi.py", (107,)),
+    ("yt_dlp/extractor/loco.py", (91,)),
+    ("yt_dlp/extractor/mediaset.py", (108,)),
+    ("yt_dlp/extractor/mzaalo.py", (69,)),
+    ("yt_dlp/extractor/nationalgeographic.py", (23,)),
+    ("yt_dlp/extractor/nba.py", (267,)),
+    ("yt_dlp/extractor/nbc.py", (233,)),
+    ("yt_dlp/extractor/nfl.py", (71, 72, 84)),
+    ("yt_dlp/extractor/npr.py", (69,)),
+    ("yt_dlp/extractor/ntvcojp.py", (57,)),
+    ("yt_dlp/extractor/on24.py", (25, 38, 41, 44)),
+    ("yt_dlp/extractor/pialive.py", (20,)),
+    ("yt_dlp/extractor/polskieradio.py", (261,)),
+    ("yt_dlp/extractor/radiocanada.py", (63,)),
+    ("yt_dlp/extractor/redbee.py", (227,)),
+    ("yt_dlp/extractor/redbulltv.py", (130,)),
+    ("yt_dlp/extractor/scrippsnetworks.py", (49,)),
+    ("yt_dlp/extractor/shahid.py", (20, 39, 40, 132)),
+    ("yt_dlp/extractor/skynewsau.py", (28,)),
+    ("yt_dlp/extractor/soundcloud.py", (32, 568, 1296)),
+    ("yt_dlp/extractor/stacommu.py", (15, 125, 156, 177)),
+    ("yt_dlp/extractor/tbs.py", (16, 17, 18)),
+    ("yt_dlp/extractor/toutv.py", (38, 46)),
+    ("yt_dlp/extractor/trunews.py", (20, 27)),
+    ("yt_dlp/extractor/tver.py", (312, 349)),
+    ("yt_dlp/extractor/tvw.py", (108,)),
+    ("yt_dlp/extractor/twentythreevideo.py", (21,)),
+    ("yt_dlp/extractor/vice.py", (103,)),
+    ("yt_dlp/extractor/viddler.py", (61, 92)),
+    ("yt_dlp/extractor/videa.py", (98,)),
+    ("yt_dlp/extractor/vimeo.py", (1231,)),
+    ("yt_dlp/extractor/vrt.py", (51, 52)),
+    ("yt_dlp/extractor/weverse.py", (70,)),
+    ("yt_dlp/extractor/wrestleuniverse.py", (32, 265)),
+    ("yt_dlp/extractor/wykop.py", (24, 25)),
+    ("yt_dlp/extractor/xiaohongshu.py", (30,)),
+    ("yt_dlp/extractor/yle_areena.py", (108,)),
+    ("yt_dlp/extractor/zattoo.py", (302,)),
+    ("yt_dlp/extractor/zingmp3.py", (65,)),
+    ("yt_dlp/extractor/zype.py", (20,)),
+)
+LIVE_LOOKING.update(
+    {(tail, line): "a key or token yt-dlp's extractor ships" for tail, lines in _YT_DLP_SHIPS for line in lines}
+)
+#: held-out-5, judged after its one run: the private keys of Twisted's SSH tests (random keys, as a deployment's).
+_TWISTED_TEST_KEYS: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("twisted/conch/test/keydata.py", (179, 188, 209, 217, 265, 272, 288, 305, 334, 364, 397, 429, 576, 591)),
+    ("twisted/conch/test/test_keys.py", (335, 351, 411)),
+)
+LIVE_LOOKING.update({(tail, line): "a private key (a test's)" for tail, lines in _TWISTED_TEST_KEYS for line in lines})
+
+
 def _live_looking(file: str, line: int) -> str:
     return next((why for (tail, at), why in LIVE_LOOKING.items() if at == line and file.endswith(tail)), "")
 
@@ -573,19 +783,31 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def _texts(part: str) -> Iterator[tuple[str, str]]:
+    """A part's texts, each with the name the listing gives it; a file not in UTF-8 is skipped."""
+    if part in WHEEL_PARTS:
+        for shown, data in _wheel_texts(WHEEL_PARTS[part]()):
+            try:  # newlines translated as reading a file in text mode does
+                yield shown, data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+            except UnicodeDecodeError:
+                continue
+        return
+    for path in _files(PARTS[part]()):
+        try:
+            yield _shown(path), path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+
+
 def measure(part: str) -> dict[str, Any]:
     total, hits = 0, []
     started = time.perf_counter()
-    for path in _files(PARTS[part]()):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
+    for shown, text in _texts(part):
         total += len(text.encode())
         for finding in find_secrets(text):
             line = text.count("\n", 0, finding.start) + 1
             context = text[max(0, finding.start - 50) : finding.end + 20].replace("\n", "⏎")
-            hits.append({"file": _shown(path), "line": line, "kind": finding.kind, "context": context})
+            hits.append({"file": shown, "line": line, "kind": finding.kind, "context": context})
     return judged({"megabytes": round(total / 1e6, 2), "seconds": round(time.perf_counter() - started, 1)}, hits)
 
 
@@ -663,6 +885,9 @@ def versions() -> dict[str, Any]:
             source: {unit.name: unit.version for unit in units if unit.source == source}
             for source in ("python", "docs", "google-cloud-sdk")
         }
+    found["fifth split"] = {"archives": [str(directory) for directory in ARCHIVES], "cap bytes": ARCHIVE_CAP}
+    for part, parity in (("tuned-6", 0), ("held-out-5", 1)):
+        found[part] = {"pypi": {unit.name: unit.version for unit in _fifth(part, parity)}}
     return found
 
 
@@ -675,7 +900,7 @@ def _unlike(pinned: Any, got: Any, at: str = "") -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=[*PARTS, "all"], default="all")
+    parser.add_argument("--part", choices=[*ALL_PARTS, "all"], default="all")
     parser.add_argument("--show", type=int, default=40, help="how many hits of each part to print")
     parser.add_argument("--pin", action="store_true", help="write the versions found as the pinned ones")
     parser.add_argument("--out", type=Path, default=RESULTS, help="the JSON to write (the parts run replace theirs)")
@@ -688,7 +913,7 @@ def main() -> int:
     unlike = _unlike(json.loads(PINS.read_text()), found)
     if unlike:
         print(f"note: other versions than the pinned ones: {unlike}", file=sys.stderr)
-    parts = list(PARTS) if args.part == "all" else [args.part]
+    parts = list(ALL_PARTS) if args.part == "all" else [args.part]
     report = json.loads(args.out.read_text()) if args.out.exists() else {}
     report["versions"] = found
     if args.judge:  # the parts' listings as written, judged again: the detector is not run
@@ -696,7 +921,7 @@ def main() -> int:
         parts = [part for part in parts if part in report["parts"]]
     else:
         report.setdefault("parts", {}).update({part: measure(part) for part in parts})
-    report["parts"] = {part: report["parts"][part] for part in PARTS if part in report["parts"]}
+    report["parts"] = {part: report["parts"][part] for part in ALL_PARTS if part in report["parts"]}
     print("| part | MB | hits | live-looking | false alarms | per MB | by kind |\n" + "| --- " * 7 + "|")
     for part in parts:
         got = report["parts"][part]

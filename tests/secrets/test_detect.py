@@ -549,6 +549,42 @@ RULES: dict[str, tuple[str, str, str]] = {
         f"  password: '{base64.b64encode(b'Xk92jd0q:Lm7vTb3z').decode()}',\n",
         base64.b64encode(b"Xk92jd0q:Lm7vTb3z").decode(),
     ),
+    # the fifth round's (tuned-6 and held-out-4)
+    "a description whose first word is a compound": (
+        "    ap_password:       Multiple-system operator account password\n",
+        "    ap_password:       Xk92-system operator account password\n",
+        "Xk92-system",
+    ),
+    "a description whose first word is a possessive": (
+        "    password: Account's password.\n",
+        "    password: Xk92jd0's password.\n",
+        "Xk92jd0",
+    ),
+    "a sample account's password in a URL": (
+        'create_engine("mysql+mysqldb://scott:tiger@localhost/test")\n',
+        'create_engine("mysql+mysqldb://app:tiger@localhost/test")\n',
+        "tiger",
+    ),
+    "a sample account's password after its user": (
+        "DSN=some_dsn;UID=scott;PWD=tiger\n",
+        "DSN=some_dsn;UID=app;PWD=tiger\n",
+        "tiger",
+    ),
+    "Google's P12 password": (
+        'private_key_password = "notasecret"\n',
+        'private_key_password = "notasecret9"\n',
+        "notasecret9",
+    ),
+    "a field under a docstring's Args:": (
+        "    Args:\n      credentials: Unused.\n",
+        "    args:\n      credentials: Unused9x\n",
+        "Unused9x",
+    ),
+    "a code of an enumeration": (
+        "ER_NOT_VALID_PASSWORD = 1819\nER_MUST_CHANGE_PASSWORD = 1820\n",
+        "DB_PORT = 5432\nDB_PASSWORD = 1820\n",
+        "1820",
+    ),
 }
 
 

@@ -91,6 +91,8 @@ _DOCUMENTED = frozenset(
         "45ghiukldjahdnhzdauz",
         # Telegram's Bot API docs
         "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
+        # Google's password of every P12 service-account key file it issues
+        "notasecret",
     }
 )
 _PLACEHOLDER = re.compile("example|xmpl|your|redacted|placeholder|changeme|dummy|sample|fake|⟦secret:|{{")
@@ -234,7 +236,67 @@ def _holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or _aws_request_id(match.string, key, key_start)
         or _named_not_assigned(match, key_start)
         or _names_no_secret(match, key, value)
+        or _sample_login(match.string, match.start(match.lastgroup or "bare"), value)
+        or _enumerated(match.string, match.start(), value)
+        or (not _random_looking(value) and _in_field_list(match.string, key_start))
     )
+
+
+#: The headers of a docstring's field lists (Google's style): what is under one describes a parameter.
+#: Capitalized as docstrings write them; YAML's `args:` is a mapping whose values are values.
+_FIELD_LISTS = frozenset({"Args:", "Arguments:", "Parameters:", "Keyword Args:", "Kwargs:", "Attributes:"})
+
+
+def _in_field_list(text: str, key_start: int) -> bool:
+    """A key indented under a docstring's `Args:` (or `Attributes:`) header: its value is the parameter's
+    description (`credentials: Unused.`, `oauth2ClientSecret: OAuth2 client secret to use`); the caller keeps a
+    random token there a secret."""
+    lines = _lines_back(text, key_start)
+    own = next(lines)
+    if own.strip():
+        return False  # something before the key on its line: not a field of a list
+    indent = len(own)
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if len(line) - len(line.lstrip()) < indent:
+            return stripped in _FIELD_LISTS
+    return False
+
+
+#: Sample accounts that databases ship and their docs use: Oracle's `scott`/`tiger`.
+_SAMPLE_LOGINS = {"scott": "tiger"}
+
+
+def _sample_login(text: str, at: int, password: str) -> bool:
+    """A sample account's password with its user named just before it (`scott:tiger@`, `UID=scott;PWD=tiger`,
+    `user="scott", password="tiger"`); the same word after another user, or alone, is a secret."""
+    before = text[max(0, at - 120) : at].lower()
+    return any(
+        password.lower() == sample and re.search(rf"\b{user}\b", before) for user, sample in _SAMPLE_LOGINS.items()
+    )
+
+
+_CONSTANT_LINE = re.compile(r"[ \t]*[A-Z][A-Z0-9_]*[ \t]*=[ \t]*(\d{1,9})[ \t]*(?:#.*)?")
+
+
+def _enumerated(text: str, at: int, value: str) -> bool:
+    """A number in a run of constants numbered in sequence (`ER_NOT_VALID_PASSWORD = 1819` after `... = 1818`):
+    an error code of an enumeration, not a password."""
+    if not value.isdigit():
+        return False
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    end = len(text) if end == -1 else end
+    previous = text[text.rfind("\n", 0, max(0, start - 1)) + 1 : max(0, start - 1)] if start else ""
+    after = text.find("\n", end + 1)
+    following = text[end + 1 : len(text) if after == -1 else after]
+    for line, step in ((previous, -1), (following, 1)):
+        constant = _CONSTANT_LINE.fullmatch(line)
+        if constant and int(constant.group(1)) == int(value) + step:
+            return True
+    return False
 
 
 def _aws_request_id(text: str, key: str, key_start: int) -> bool:
@@ -474,6 +536,11 @@ def _is_code(match: re.Match[str], value: str) -> bool:
 _OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)$|([A-Za-z_$][\w$]*)\?[A-Za-z_$!]")
 
 
+#: Words joined by dashes, as a description starts (`Multiple-system operator`, `Base64-encoded key`,
+#: `google-auth credential`): a part with digits has a word's letters before them.
+_COMPOUND = re.compile(r"(?:[A-Za-z]+|[A-Za-z]{3,}\d{1,3})(?:-(?:[A-Za-z]+|[A-Za-z]{3,}\d{1,3}))*-[A-Za-z]{3,}")
+
+
 def _sentence_goes_on(match: re.Match[str]) -> bool:
     """After `key: word`, a space and another word on the same line: prose (`they need not be secret: IVs are
     ...`, a field's description `password: Required. Input only.`); a `KEY: value` of YAML or a header ends with
@@ -482,7 +549,10 @@ def _sentence_goes_on(match: re.Match[str]) -> bool:
     colon = ":" in text[match.end("word") : match.start(match.lastgroup or "bare")]
     value = _value_of(match)
     word = value.rstrip(".:")  # `Required.`, `DEPRECATED:`: the first word of a description
-    wordlike = word.isalpha() and len(value) - len(word) <= 1  # `password: Xk92jd0 from 10.0.0.1` stays a secret
+    plain = word.isalpha() or _COMPOUND.fullmatch(word) is not None
+    wordlike = plain and len(value) - len(word) <= 1  # `password: Xk92jd0 from 10.0.0.1` stays a secret
+    if text[end : end + 2] == "'s":
+        end += 2  # a possessive: `password: Account's password.`
     follows = text[end + 1 : end + 2]
     return colon and wordlike and text[end : end + 1] == " " and (follows.isalpha() or follows == "`")
 
@@ -606,11 +676,13 @@ _HOST = re.compile(r"[\w.-]{1,253}")
 
 def _connection_kind(match: re.Match[str]) -> str:
     """A URL's password, unless the URL is of a documentation domain (`https://abc:xyz@example.com`), its host's
-    or its user's (`john%40example.com:pw@localhost`), or the password repeats its user (`guest:guest`)."""
+    or its user's (`john%40example.com:pw@localhost`), or the password repeats its user (`guest:guest`) or is a
+    sample account's (`scott:tiger`)."""
     host = _HOST.match(match.string, match.end() - 1)
     user = unquote(match.string[match.start() + 3 : match.start("v") - 1])
     documented = (host is not None and _DOCUMENTATION_DOMAIN.search(host.group())) or _DOCUMENTATION_DOMAIN.search(user)
-    default = _repeats_user(user, unquote(match.group("v")))  # `amqp://guest:guest@localhost/`
+    password = unquote(match.group("v"))
+    default = _repeats_user(user, password) or _SAMPLE_LOGINS.get(user.lower()) == password.lower()  # guest:guest
     return "" if documented or default else "connection-password"
 
 
