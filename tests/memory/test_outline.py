@@ -213,7 +213,7 @@ def test_plain_text_gets_its_paragraphs_with_their_first_words() -> None:
 
 def test_a_plain_text_is_mapped_by_its_numbered_sections_with_their_paragraphs_under_them() -> None:
     """A licence with no markup: its map was its paragraphs' first words, and in 400 tokens only their names."""
-    texts = REPO / "tests" / "data" / "licence-texts"
+    texts = REPO / "tests" / "data" / "plain-texts"
     for name, first in (("Apache-2.0.txt", 1), ("GPL-2.txt", 0)):
         text = (texts / name).read_text()
         lines = text.split("\n")
@@ -236,6 +236,32 @@ def test_a_plain_text_is_mapped_by_its_numbered_sections_with_their_paragraphs_u
         assert sum(1 for line in shown if not line.startswith(" ") and re.match(r"L\d+(-\d+)? \d+\. ", line)) == len(
             sections
         )
+
+
+def test_vim_help_is_mapped_by_its_numbered_sections_not_its_table_of_contents() -> None:
+    """Vim's help puts a rule of `=` right above each `1. Single repeats`, after a table of contents that numbers
+    them first: the map named the rules' `=====` and missed every section."""
+    text = (REPO / "tests" / "data" / "plain-texts" / "vim-9.0-repeat.txt").read_text()
+    lines = text.split("\n")
+    entries, _ = build(text)
+    heads = [(e.line, e.title.split(" *")[0]) for e in entries if e.kind == "heading"]
+    expected = [(n + 1, line.split("\t")[0]) for n, line in enumerate(lines) if n and lines[n - 1].startswith("=====")]
+    assert heads == expected
+    assert len(heads) == 8
+    assert not any(e.title.startswith("===") for e in entries)
+
+
+def test_a_markdown_heading_above_a_thematic_break_is_one_heading() -> None:
+    text = "# Tool\n\n## Installation\n\n### A. Getting it\n----\n#### Linux\n\nrun it\n\n"
+    text += "### B. Setting it up\n----\ndone\n"
+    entries, _ = build(text)
+    assert [(e.title, e.depth) for e in entries] == [
+        ("Tool", 0),
+        ("Installation", 1),
+        ("A. Getting it", 2),
+        ("Linux", 3),
+        ("B. Setting it up", 2),
+    ]
 
 
 def test_outlines_are_stored_with_the_text(tmp_path: Path) -> None:

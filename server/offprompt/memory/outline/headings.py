@@ -59,6 +59,7 @@ def text_outline(text: str, html: bool = False) -> list[Found]:
         if (
             not name.strip()
             or name[0].isspace()
+            or _ATX.match("\n" + name)  # `### A. Getting it` then `----`: a heading, then a thematic break
             or _UNDERLINE_LINE.fullmatch(name)
             or len(mark) < min(len(name.rstrip()), 3)
         ):

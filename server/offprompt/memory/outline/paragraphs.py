@@ -21,6 +21,7 @@ MIN_NUMBERED = 5
 
 _BLANK_LINES = re.compile(r"\n[ \t\r]*\n\s*")
 _NUMBERED = re.compile(r"(\d{1,3})\.[ \t]+\S")
+_RULE = re.compile(r"[ \t]*([=\-*_~#+])\1{2,}[ \t]*(?:\n|$)")
 
 
 def outline(text: str) -> list[Found]:
@@ -44,12 +45,22 @@ def _numbered(text: str, spans: list[tuple[int, int]]) -> list[int]:
     each time."""
     chain: list[int] = []
     due = {0, 1}
-    for k, (a, _) in enumerate(spans):
+    for k, (a, b) in enumerate(spans):
         found = _NUMBERED.match(text, a)
-        if found is not None and int(found.group(1)) in due:
-            chain.append(k)
-            due = {int(found.group(1)) + 1}
+        if found is None or int(found.group(1)) not in due or _lists(text, a, b, int(found.group(1))):
+            continue
+        chain.append(k)
+        due = {int(found.group(1)) + 1}
     return chain
+
+
+def _lists(text: str, start: int, end: int, number: int) -> bool:
+    """Whether the paragraph's next line goes on with the next number: a table of contents, not a heading."""
+    line_end = text.find("\n", start, end)
+    if line_end == -1:
+        return False
+    following = _NUMBERED.match(text[line_end + 1 : end].lstrip())
+    return following is not None and int(following.group(1)) == number + 1
 
 
 def _sections(text: str, spans: list[tuple[int, int]], numbered: list[int]) -> list[Found]:
@@ -72,15 +83,25 @@ def _sections(text: str, spans: list[tuple[int, int]], numbered: list[int]) -> l
 
 
 def _paragraphs(text: str) -> list[tuple[int, int]]:
+    """Blank-line blocks, each from its first line that is not a rule: Vim's help puts a line of `=` right
+    above `1. Overview`, and a block of rules alone is no paragraph."""
     spans: list[tuple[int, int]] = []
     pos = len(text) - len(text.lstrip())
-    for gap in _BLANK_LINES.finditer(text):
-        if gap.start() > pos:
-            spans.append((pos, gap.start() + 1))
+    for gap in [*_BLANK_LINES.finditer(text), None]:
+        end = gap.start() + 1 if gap else len(text)
+        start = _past_rules(text, pos, end)
+        if end > start and text[start:end].strip():
+            spans.append((start, end))
+        if gap is None:
+            break
         pos = gap.end()
-    if text[pos:].strip():
-        spans.append((pos, len(text)))
     return spans
+
+
+def _past_rules(text: str, start: int, end: int) -> int:
+    while (rule := _RULE.match(text, start, end)) is not None:
+        start = rule.end()
+    return start
 
 
 def _cut(text: str, start: int, end: int) -> list[tuple[int, int]]:
