@@ -51,9 +51,10 @@ def test_a_function_or_class_is_spelled_by_its_parts_whatever_the_case_and_inden
 
 
 def test_the_hand_set_weights_mix_both_scores_and_the_coverage() -> None:
-    found = [candidate("a", lexical=4.0, dense=0.30, share=0.0), candidate("b", lexical=2.0, dense=0.50, share=1.0)]
+    found = [candidate("x", lexical=4.0, dense=0.30, share=0.0), candidate("y", lexical=2.0, dense=0.50, share=1.0)]
     ranking.fuse("what is a", found)
-    # BM25 over the best one (1 and 0.5), similarity min-max scaled (0 and 1), then 0.4 of the coverage.
+    # BM25 over the best one (1 and 0.5), similarity min-max scaled (0 and 1), then 0.4 of the coverage; neither
+    # text holds a word of the query, so `local` adds nothing.
     assert found[0].score == pytest.approx(0.4 * 1.0)
     assert found[1].score == pytest.approx(0.4 * 0.5 + 0.6 * 1.0 + 0.4 * 1.0)
 
@@ -75,3 +76,25 @@ def test_the_chunk_defining_what_the_question_names_outranks_one_that_mentions_i
     ]
     ranking.fuse("what is default buffer size", found)
     assert found[1].score > found[0].score
+
+
+def test_the_lines_that_hold_the_question_together_outrank_a_chunk_that_spreads_its_words() -> None:
+    spread = "\n".join(
+        ["def wait(self, timeout=None):", '    """Wait for the child."""']
+        + [f"    step_{n} = self.poll()" for n in range(12)]
+        + ["    # resume after an interrupt", "    return self.returncode"]
+    )
+    together = "    # How long to resume waiting on a child after the first interrupt.\n    _sigint_wait_secs = 0.25"
+    query = "how long to resume waiting on the child after an interrupt"
+    # The big chunk holds most of the words too, but no three of its lines hold many of them.
+    local = feature(query, [spread, together], "local")
+    assert local[0] <= 0.4
+    assert local[1] == 1.0
+    found = [
+        candidate(spread, lexical=5.0, dense=0.5, share=0.8),
+        candidate(together, lexical=4.0, dense=0.5, share=0.8),
+    ]
+    ranking.fuse(query, found)
+    assert found[1].score > found[0].score
+    ranking.fuse(query, found, {k: v for k, v in ranking.HAND_SET.items() if k != "local"})
+    assert found[0].score > found[1].score

@@ -12,13 +12,16 @@ from 0 to 1 (``cosine`` from -1 to 1):
 - ``defines_value``: the same for a name assigned at the start of a line (``DEFAULT_BUFFER_SIZE = 8 * 1024``);
 - ``context``: the share of the query's words in the chunk's context line (its section, its JSON path);
 - ``length``: its size on a log scale (0 for nothing, 1 for 4 KB or more);
-- ``cosine``: its raw cosine similarity.
+- ``cosine``: its raw cosine similarity;
+- ``local``: the share of the query's words held by the chunk's best :data:`LOCAL_LINES` consecutive lines,
+  which tells the lines that answer from a big chunk that spreads the same words over its length.
 
 The score is the weighted sum of the features; one with no weight is not computed. Scores that are combined
 rather than ranks keep a clear winner of one ranking ahead of chunks both rankings find middling.
 :data:`HAND_SET` are the weights in use, chosen by hand: the two scores and coverage on the retrieval eval's
 tuning questions, the definitions so that a chunk defining what the query names comes before those that only
-mention it. The other features are there for bench/retrieval/fit_fusion.py, which fits weights over all of
+mention it, ``local`` on the tuning questions with the others fixed (leave one document out, every fold but one
+chose 1.0). The other features are there for bench/retrieval/fit_fusion.py, which fits weights over all of
 them by document-wise cross-validation: so far no fit has beaten these on held-out documents
 (docs/retrieval.md).
 """
@@ -37,7 +40,9 @@ from offprompt.memory.storage.lexical import STOPWORDS, name_parts
 
 __all__ = ["FEATURES", "HAND_SET", "features", "fuse"]
 
-FEATURES: Final = ("lexical", "dense", "coverage", "defines", "defines_value", "context", "length", "cosine")
+FEATURES: Final = (
+    "lexical", "dense", "coverage", "defines", "defines_value", "context", "length", "cosine", "local",
+)  # fmt: skip
 #: A chunk that defines what the query names (a name spelling at least DEFINES_AT_LEAST of its words) gains
 #: up to as much as the two scores together: it ranks above the chunks that only mention the name.
 HAND_SET: Final[Mapping[str, float]] = {
@@ -46,6 +51,7 @@ HAND_SET: Final[Mapping[str, float]] = {
     "coverage": 0.4,
     "defines": 1.0,
     "defines_value": 1.0,
+    "local": 1.0,
 }
 #: The share of the query's words a defined name must spell for the query to name it: "default buffer size"
 #: names DEFAULT_BUFFER_SIZE, a question of seven words that holds "posix spawn" does not name _use_posix_spawn.
@@ -59,6 +65,7 @@ _DEFINITION: Final = re.compile(
     re.M,
 )
 _LENGTH_SCALE: Final = math.log(4097)
+LOCAL_LINES: Final = 3
 
 
 @lru_cache(maxsize=1 << 14)
@@ -88,6 +95,19 @@ def _defines(names: Sequence[str], words: frozenset[str]) -> float:
             best = max(best, len(parts))
     share = best / len(words) if words else 0.0
     return share if share >= DEFINES_AT_LEAST else 0.0
+
+
+def _local(text: str, words: frozenset[str]) -> float:
+    """The largest share of `words` that LOCAL_LINES consecutive lines of `text` hold."""
+    if not words:
+        return 0.0
+    held = [_spelled(line) & words for line in text.splitlines() if line.strip()]
+    best = 0
+    for k in range(len(held)):
+        best = max(best, len(frozenset().union(*held[k : k + LOCAL_LINES])))
+        if best == len(words):
+            break
+    return best / len(words)
 
 
 def features(query: str, candidates: Sequence[Candidate], names: Sequence[str] = FEATURES) -> list[list[float]]:
@@ -123,6 +143,7 @@ def features(query: str, candidates: Sequence[Candidate], names: Sequence[str] =
         "context": context,
         "length": lambda c: min(1.0, math.log(len(c.text) + 1) / _LENGTH_SCALE),
         "cosine": lambda c: c.scores.get("dense", 0.0),
+        "local": lambda c: _local(c.text, words),
     }
     columns = [compute[name] for name in names]
     return [[f(c) for f in columns] for c in candidates]
