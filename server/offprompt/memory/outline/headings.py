@@ -21,9 +21,10 @@ _LOOKS_HTML = re.compile(r"<(?:html|body|div|p|h[1-6]|!doctype)\b", re.IGNORECAS
 def markdown_outline(text: str) -> list[Found]:
     """The outline of Markdown with HTML in it (a README's centred banner), if the text has at least two
     Markdown headings; else nothing (a page of HTML)."""
-    found = text_outline(text, html=True)
-    markdown = sum(1 for m in _ATX.finditer("\n" + text))
-    return found if markdown >= 2 else []
+    headings = _ATX.finditer("\n" + text)
+    if next(headings, None) is None or next(headings, None) is None:
+        return []
+    return text_outline(text, html=True)
 
 
 def looks_html(text: str, hint: str) -> bool:

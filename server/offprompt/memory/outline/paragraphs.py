@@ -73,7 +73,8 @@ def _sections(text: str, spans: list[tuple[int, int]], numbered: list[int]) -> l
         if k in heads:
             following = [spans[j][0] for j in numbered if j > k]
             end = text.rfind("\n", 0, following[0]) + 1 if following else len(text)  # the line before the next
-            first_line = text[a : text.find("\n", a) if "\n" in text[a:b] else b]
+            line_end = text.find("\n", a, b)
+            first_line = text[a : line_end if line_end != -1 else b]
             out.append(Found(first_words(first_line, words=12), "heading", 0, a, max(end, b)))
         elif k < numbered[0]:
             out.append(Found(first_words(text[a : min(b, a + 400)]), "paragraph", 0, a, b))
