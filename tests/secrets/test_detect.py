@@ -585,6 +585,50 @@ RULES: dict[str, tuple[str, str, str]] = {
         "DB_PORT = 5432\nDB_PASSWORD = 1820\n",
         "1820",
     ),
+    # the sixth round's (tuned-7 and held-out-5)
+    "an epytext field": (
+        "    @type password: L{bytes}\n",
+        "    type password: L{bytes}\n",
+        "L{bytes",
+    ),
+    "a string a ternary yields": (
+        'input_el.type = is_visible ? "password" : "text"\n',
+        'input_el = {"password" : "t3xtXq9"}\n',
+        "t3xtXq9",
+    ),
+    "minified code's boolean": ("this.pass=!1,this.options=s||{}\n", "this.pass=!1x9Q,this.options=s\n", "!1x9Q"),
+    "an operator after an attribute": (
+        "i.ctrlKey=r.ctrlKey||!1,i.altKey=r.altKey||!1\n",
+        "i.ctrlKey=r9.k3y||Xq2\n",
+        "r9.k3y||Xq2",
+    ),
+    "a default given to a name": (
+        "var _t=0;_i.equalsGreaterThanToken=_t??xe(39)\n",
+        "var _t=0;_i.equalsGreaterThanToken=_u??xe(39)\n",
+        "_u??xe(39",
+    ),
+    "code between two string literals": (
+        'r.warn("bad argument to arrayDefaultKey: "+t),t.slice(0,-1)+"defaults"\n',
+        '{"arrayDefaultKey": "+t9Xq2Lm7vTb3zQw(", "x": 1}\n',
+        "+t9Xq2Lm7vTb3zQw(",
+    ),
+    "the next item of a list of literals": (
+        'self.challenges = [b"Password:", b"Username:"]\n',
+        'self.challenges = [b"Password:",b"Username:"]\n',
+        ",b",
+    ),
+    "a power in a call": ("        key = randrange(2**64)\n", "        key = randrange(2*!64)\n", "randrange(2*!64"),
+    "anonymous FTP's e-mail password": (
+        'def __init__(self, username="anonymous", password="twisted@twistedmatrix.com"):\n',
+        'def __init__(self, username="alice", password="twisted@twistedmatrix.com"):\n',
+        "twisted@twistedmatrix.com",
+    ),
+    "letters typed in runs": ("          bind_pass: 'xxxxyyyy{'\n", "          bind_pass: 'xxxxyyy9{'\n", "xxxxyyy9{"),
+    "an attribute list": (
+        "if '#EXT-X-KEY:METHOD=AES-128' in s:\n",
+        "if '#EXT-X-KEY:method=AES-128' in s:\n",
+        "method=AES-128",
+    ),
 }
 
 

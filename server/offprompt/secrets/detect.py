@@ -111,6 +111,8 @@ _NOT_VALUES = frozenset(
 
 
 _RUN = re.compile(r"(.)\1{7}")
+#: Letters typed in runs, a placeholder's (`xxxxyyyy`, `aaaabbbbcccc`), punctuation after it aside.
+_LETTER_RUNS = re.compile(r"(?:([A-Za-z])\1{3,}){2,}[^\w\s]?")
 
 
 def _real(value: str) -> bool:
@@ -237,6 +239,7 @@ def _holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or _named_not_assigned(match, key_start)
         or _names_no_secret(match, key, value)
         or _sample_login(match.string, match.start(match.lastgroup or "bare"), value)
+        or _anonymous_login(match.string, match.start(match.lastgroup or "bare"), value)
         or _enumerated(match.string, match.start(), value)
         or (not _random_looking(value) and _in_field_list(match.string, key_start))
     )
@@ -267,6 +270,16 @@ def _in_field_list(text: str, key_start: int) -> bool:
 
 #: Sample accounts that databases ship and their docs use: Oracle's `scott`/`tiger`.
 _SAMPLE_LOGINS = {"scott": "tiger"}
+
+
+_ANONYMOUS = re.compile(r"\banonymous\b", re.IGNORECASE)
+_EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+")
+
+
+def _anonymous_login(text: str, at: int, password: str) -> bool:
+    """An e-mail as the password of the user `anonymous` just before it: anonymous FTP's convention (RFC 1635),
+    which grants what the server gives anyone."""
+    return _EMAIL.fullmatch(password) is not None and _ANONYMOUS.search(text, max(0, at - 120), at) is not None
 
 
 def _sample_login(text: str, at: int, password: str) -> bool:
@@ -307,15 +320,18 @@ def _aws_request_id(text: str, key: str, key_start: int) -> bool:
 
 #: Before a key, what makes it a name rather than a field holding a value: the last part of a quoted `::` path
 #: (`"AWS::IAM::AccessKey"`, a CloudFormation type), a field of an ARN (`arn:aws:secretsmanager:…:secret:N`, also
-#: mistyped: `aarn:aws:…`), a reST field of a docstring (`:param password:`, `:type credentials:`).
+#: mistyped: `aarn:aws:…`), a reST or epytext field of a docstring (`:param password:`, `@type password:`), a
+#: string a ternary yields (`visible ? "password" : "text"`, an input's type).
 _NAMING_BEFORE = re.compile(
-    r"""(?:["'][\w:]*::|arn:[\w*-]*:[\w*-]+:[^\s"'`]*|:(?:param|type|ivar|cvar|var|keyword|kwarg)[ \t]+[\w.]*)$"""
+    r"""(?:["'][\w:]*::|arn:[\w*-]*:[\w*-]+:[^\s"'`]*|[:@](?:param|type|ivar|cvar|var|keyword|kwarg)[ \t]+[\w.]*"""
+    r"""|\?[ \t]*["'])$"""
 )
 
 
 def _named_not_assigned(match: re.Match[str], key_start: int) -> bool:
     """Whether the key is a name, not a field: a quoted `::` path's last part, a field of an ARN, a docstring's
-    reST field, or the first half of one quoted `key:name` (`"passwd:gecos"`, a Scheme builtin)."""
+    reST or epytext field, a ternary's string, or the first half of one quoted `key:name` (`"passwd:gecos"`, a
+    Scheme builtin)."""
     text = match.string
     if _NAMING_BEFORE.search(text, max(0, key_start - 300), key_start):
         return True
@@ -368,6 +384,9 @@ _WORD_PART = re.compile(r"(?:^|\.)[A-Za-z_$]+(?:\.|$)")
 #: A call or an index of code: a name (or attribute path) and then `(` or `[`, with no password punctuation.
 _CALL = re.compile(r"[A-Za-z_$][\w$.#]*[(\[][^!@#%^&*~]*$")
 _UNPACKING = re.compile(r"(?<=[(,\s])\*{1,2}(?=[A-Za-z_])")  # `*args`, `**kwargs` in a call
+_POWER = re.compile(r"(?<=\d)\*\*(?=\d)")  # `randrange(2**64)`: arithmetic, no password's stars
+#: Minified JavaScript's booleans (`this.pass=!1`, `withCredentials=!1`).
+_MINIFIED_BOOLEANS = frozenset({"!0", "!1"})
 _LEADING_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 
 
@@ -383,7 +402,16 @@ def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
         return True
     if _in_doctest(match.string, match.start()) or _called_fingerprint(match.string, value):
         return True  # `>>> session.fetch_token(url)` and the answer it prints; a public key's digest
-    return match.lastgroup == "bare" and _is_code(match, value)
+    if match.lastgroup == "bare":
+        return _is_code(match, value) or _ATTRIBUTE_LIST.match(value) is not None
+    return _BETWEEN_LITERALS.match(value) is not None
+
+
+#: A "quoted value" that is code between two string literals: the key ended a literal (`"… arrayDefaultKey: "+t),
+#: t.slice(0,-1)+"defaults"`, `[b"Password:", b"Username:"]`), so its quote closes one and the next opens one.
+_BETWEEN_LITERALS = re.compile(r"""[ \t]*(?:\+[ \t]*[\w$(][^"']*\)|,[ \t]+[A-Za-z_])""")
+#: A bare value that is an attribute list (`#EXT-X-KEY:METHOD=AES-128`, an HLS tag's): the key's next attribute.
+_ATTRIBUTE_LIST = re.compile(r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*=")
 
 
 #: A newline typed after a value (`'secret\\n'`, what pexpect sends): the label before it is still a label.
@@ -450,6 +478,7 @@ def _not_a_credential(value: str) -> bool:
         or values.is_phrase(bare)
         or values.is_arn(bare)
         or values.is_alphabet_walk(bare)
+        or _LETTER_RUNS.fullmatch(bare) is not None
         or values.is_public_key(bare)
         or _REGEX_CLASS.match(bare) is not None  # `client_secret=\w+` in a pattern that masks one
     )
@@ -509,15 +538,17 @@ def _is_code(match: re.Match[str], value: str) -> bool:
     """A bare value that is code: a call, an index, an attribute path, an expression, a variable of the same text,
     or the next word of a sentence (`pwd: expected bytes`)."""
     lowered = value.lower()
-    called = _CALL.match(_UNPACKING.sub("", value))  # `OnBehalfOfCredential(**obo_kwargs)`: no password's stars
-    if called or lowered in _CODE_WORDS or (_DOTTED.fullmatch(value) and _WORD_PART.search(value)):
+    called = _CALL.match(_POWER.sub("", _UNPACKING.sub("", value)))  # `Credential(**obo_kwargs)`, `randrange(2**64)`
+    if called or lowered in _CODE_WORDS or value in _MINIFIED_BOOLEANS:
+        return True  # a call, an index, minified code's `!1`
+    if _DOTTED.fullmatch(value) and _WORD_PART.search(value):
         return True  # a call, an index, an attribute: config['password'], getpass(), self.password
     leading = _LEADING_NAME.match(value)
     if leading and leading.group().lower() in _CODE_WORDS and value[leading.end() :][:1] in ".(:[":
         return True  # this.#c(), lambda: cred
     dotted = _DOTTED.match(value)
-    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "(:[?!=":
-        return True  # i.fail:(...), e.crossOrigin===`anonymous`?…: a ternary or a comparison of minified code
+    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "(:[?!=|&":
+        return True  # i.fail:(...), e.crossOrigin===`anonymous`?…, r.ctrlKey||!1: an operator of minified code
     text, at = match.string, match.start(match.lastgroup or "bare")
     if dotted and dotted.end() == len(value):
         root = _LEADING_NAME.match(value)
@@ -532,8 +563,9 @@ def _is_code(match: re.Match[str], value: str) -> bool:
     return _sentence_goes_on(match)
 
 
-#: A name negated (`!!r`) or asked a ternary's question (`e?…`), as minified code writes it.
-_OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)$|([A-Za-z_$][\w$]*)\?[A-Za-z_$!]")
+#: A name negated (`!!r`), asked a ternary's question (`e?…`) or given a default (`_t??xe(39)`), as minified code
+#: writes it.
+_OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)$|([A-Za-z_$][\w$]*)\?\??[A-Za-z_$!]")
 
 
 #: Words joined by dashes, as a description starts (`Multiple-system operator`, `Base64-encoded key`,
