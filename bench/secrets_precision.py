@@ -835,6 +835,9 @@ LIVE_LOOKING.update(
     }
 )
 
+#: tuned-8, judged before held-out-7 was read: the Hugging Face token transformers' tests ship for its CI.
+LIVE_LOOKING[("transformers/testing_utils.py", 221)] = "a Hugging Face token transformers' tests ship (its CI's)"
+
 
 def _live_looking(file: str, line: int) -> str:
     return next((why for (tail, at), why in LIVE_LOOKING.items() if at == line and file.endswith(tail)), "")
