@@ -629,6 +629,68 @@ RULES: dict[str, tuple[str, str, str]] = {
         "if '#EXT-X-KEY:method=AES-128' in s:\n",
         "method=AES-128",
     ),
+    "arithmetic on an attribute": (
+        "var s=n(1);e.altKey&&(o.key=s.C0.ESC+o.key),o.key=s.C0.ESC+t\n",
+        "o.key=s9.C0.ESC+Xq2Lm7\n",
+        "s9.C0.ESC+Xq2Lm7",
+    ),
+    "a number times an index": (
+        "t.styleKey=2097152*D[0]+D[1];var R=t.style\n",
+        "t.styleKey=2097152*D9Xq2Lm7\n",
+        "2097152*D9Xq2Lm7",
+    ),
+    "a CSS rule's pseudo-element": (
+        '.fa-user-secret:before{content:"\\f21b"}\n',
+        "user-secret:bef0re{Xq2Lm7\n",
+        "bef0re{Xq2Lm7",
+    ),
+    "a widget named for its key": (
+        'string:{text:"TextWidget",password:"PasswordWidget",email:"EmailWidget"}\n',
+        'string:{text:"TextWidget",password:"PasswordWidget9",email:"EmailWidget"}\n',
+        "PasswordWidget9",
+    ),
+    "a scoped package's name": (
+        '{shareScope:"default",shareKey:"@rjsf/validator-ajv8",import:"@rjsf/validator-ajv8"}\n',
+        '{shareScope:"default",shareKey:"@Xk92jd0qLm7vTb3z",import:"x"}\n',
+        "@Xk92jd0qLm7vTb3z",
+    ),
+    "the default credentials": ("    credentials='default',\n", "    credentials='default9',\n", "default9"),
+    "a prefix joined to a name": (
+        '        key = "_xxtpuv3internal_" + key_str\n',
+        '        key = "_xxtpuv3internal9" + key_str\n',
+        "_xxtpuv3internal9",
+    ),
+    "a path of a stored object": (
+        "    key = 'arrow-datasets/nyc-taxi/year=2019/month=6/part-0.parquet'\n",
+        "    key = 'arrow-datasets/Xk92jd0qLm7vTb3z/part-0.parquet'\n",
+        "arrow-datasets/Xk92jd0qLm7vTb3z/part-0.parquet",
+    ),
+    "a file's name": (
+        '    material_key = "CATMaterialRef.3dxml"\n',
+        '    material_key = "CATMaterialRef9.3dxml"\n',
+        "CATMaterialRef9.3dxml",
+    ),
+    "an expression in a comment": (
+        "        # shared secret = PUBKEYtheirs * PRIVATEKEYours\n",
+        "        # shared secret = PUBKEYtheirs *PRIVATEKEYours\n",
+        "PUBKEYtheirs",
+    ),
+    "hex bytes counting up": (
+        '    tv1_key = "000102030405060708090A0B0C0D0E0F"\n',
+        '    tv1_key = "000102030405060708090A0B0C0D0E1F"\n',
+        "000102030405060708090A0B0C0D0E1F",
+    ),
+    "a test server's password named after its user": (
+        "        access_key='test_dataset_limited_user',\n        secret_key='limited123',\n",
+        "        access_key='test_dataset_limited_user',\n        secret_key='limited1984',\n",
+        "limited1984",
+    ),
+    "a label counting on": ("            token = 'token1234'\n", "            token = 'token2024'\n", "token2024"),
+    "words after a bare key": (
+        '        key = "6 days, 23:11:12"\n',
+        '        key = "6days,23:11:12Xq"\n',
+        "6days,23:11:12Xq",
+    ),
 }
 
 

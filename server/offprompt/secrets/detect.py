@@ -106,6 +106,7 @@ _NOT_VALUES = frozenset(
         "any", "unknown", "never", "char", "secretstr", "secretbytes",
         # option words: fetch's `credentials: 'include'`, `'same-origin'`, `'omit'`; switches
         "include", "omit", "same-origin", "required", "optional", "auto", "enabled", "disabled", "on", "off",
+        "default",  # `credentials='default'`: the environment's default credentials, looked up at run time
     }
 )  # fmt: skip
 
@@ -239,6 +240,7 @@ def _holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or _named_not_assigned(match, key_start)
         or _names_no_secret(match, key, value)
         or _sample_login(match.string, match.start(match.lastgroup or "bare"), value)
+        or _repeats_user_before(match.string, key_start, value)
         or _anonymous_login(match.string, match.start(match.lastgroup or "bare"), value)
         or _enumerated(match.string, match.start(), value)
         or (not _random_looking(value) and _in_field_list(match.string, key_start))
@@ -280,6 +282,20 @@ def _anonymous_login(text: str, at: int, password: str) -> bool:
     """An e-mail as the password of the user `anonymous` just before it: anonymous FTP's convention (RFC 1635),
     which grants what the server gives anyone."""
     return _EMAIL.fullmatch(password) is not None and _ANONYMOUS.search(text, max(0, at - 120), at) is not None
+
+
+#: A user's name given just before a password, as code and config write it (`access_key='limited'`, `user="bob"`).
+_USER_BEFORE = re.compile(
+    r"""\b(?:user(?:_?name)?|login|access_key(?:_id)?)["']?[ \t]*[=:][ \t]*["']([\w.@-]{1,64})["']""", re.IGNORECASE
+)
+
+
+def _repeats_user_before(text: str, key_start: int, password: str) -> bool:
+    """A password that is a label of the user given just before it (`access_key='test_fs_limited_user',
+    secret_key='limited123'`, as `guest:guest` in a URL): a test server's login named after its user. Another
+    word (`access_key='limited', secret_key='Xk92jd0q'`) is a secret."""
+    users = _USER_BEFORE.findall(text, max(0, key_start - 160), key_start)
+    return bool(users) and _repeats_user(users[-1], password)
 
 
 def _sample_login(text: str, at: int, password: str) -> bool:
@@ -355,7 +371,13 @@ def _kind_by_key(key: str, value: str) -> str:
         return "secret"
     if key.strip("_.") == "key" and values.is_uuid_name(value):
         return ""  # `"key": "48c67f3c-…"`: an object's or an entry's id; an API key's name says so
-    generated = _random_looking(value, 8) and not values.is_structured(value) and not values.is_camel_name(value)
+    generated = (
+        _random_looking(value, 8)
+        and " " not in value  # `key = "6 days, 23:11:12"`: words, which a generated key or token never holds
+        and not values.is_structured(value)
+        and not values.is_camel_name(value)
+        and not values.is_file_name(value)
+    )
     if key.endswith("token"):
         return "token" if generated else ""
     return "api-key" if generated else ""
@@ -403,8 +425,20 @@ def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
     if _in_doctest(match.string, match.start()) or _called_fingerprint(match.string, value):
         return True  # `>>> session.fetch_token(url)` and the answer it prints; a public key's digest
     if match.lastgroup == "bare":
-        return _is_code(match, value) or _ATTRIBUTE_LIST.match(value) is not None
-    return _BETWEEN_LITERALS.match(value) is not None
+        return _is_code(match, value) or _ATTRIBUTE_LIST.match(value) is not None or _CSS_RULE.match(value) is not None
+    return _BETWEEN_LITERALS.match(value) is not None or _joined_prefix(match, value)
+
+
+#: A CSS selector's pseudo-element or -class and its rule's opening (`.fa-user-secret:before{content:…}`).
+_CSS_RULE = re.compile(r"[a-z][a-z-]*(?:\([^)]{0,40}\))?\{")
+#: After a literal, `+` and a name: the literal is joined to a value of the code (`"_xxtpuv3internal_" + key_str`).
+_JOINED = re.compile(r"[ \t]*\+[ \t]*[A-Za-z_$]")
+
+
+def _joined_prefix(match: re.Match[str], value: str) -> bool:
+    """A literal ending with a separator and joined to a name (`key = "_xxtpuv3internal_" + key_str`): the prefix
+    of a name built at run time. A whole literal joined to nothing is still a value."""
+    return value[-1:] in "_-/:." and _JOINED.match(match.string, match.end()) is not None
 
 
 #: A "quoted value" that is code between two string literals: the key ended a literal (`"… arrayDefaultKey: "+t),
@@ -449,6 +483,7 @@ def _names_itself(value: str, key: str, word: str) -> bool:
     return (
         values.is_label(value, values.key_words(key))
         or values.is_type_name(value, word)
+        or values.is_named_for(value, word)
         or values.shares_key_stem(value, key)
         or values.is_key_name(value)
     )
@@ -469,6 +504,7 @@ def _not_a_credential(value: str) -> bool:
         or values.is_data(bare)
         or values.is_sentence(bare)
         or values.is_sequence(bare)
+        or values.is_counting_hex(bare)
         or values.escapes_non_ascii(bare)
         or "${" in bare  # `secret${i}`: a template literal
         or _FORMAT_FIELD.search(bare) is not None  # `'latest/{0}'.format(…)`: a template of str.format
@@ -550,6 +586,12 @@ def _is_code(match: re.Match[str], value: str) -> bool:
     if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "(:[?!=|&":
         return True  # i.fail:(...), e.crossOrigin===`anonymous`?…, r.ctrlKey||!1: an operator of minified code
     text, at = match.string, match.start(match.lastgroup or "bare")
+    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "+*":
+        root = _LEADING_NAME.match(value)
+        if root and _named_elsewhere(text, root.group(), at):
+            return True  # o.key=s.C0.ESC+t: arithmetic on an attribute of a name of the text
+    if _PRODUCT.match(value) or (_IDENTIFIER.fullmatch(value) and _INFIX.match(text, match.end())):
+        return True  # styleKey=2097152*D[0]+D[1], `shared secret = PUBKEYtheirs * PRIVATEKEYours`
     if dotted and dotted.end() == len(value):
         root = _LEADING_NAME.match(value)
         if root and _named_elsewhere(text, root.group(), at):
@@ -561,6 +603,12 @@ def _is_code(match: re.Match[str], value: str) -> bool:
     if name and _named_elsewhere(text, name, at + value.index(name)):
         return True  # `!!r`, `e?e.substring(0,10)`: a negation or a ternary on a name of the text
     return _sentence_goes_on(match)
+
+
+#: A number times an index or a call (`2097152*D[0]`), as minified code writes a product.
+_PRODUCT = re.compile(r"\d+[*/][A-Za-z_$][\w$.]*[\[(]")
+#: After a name, an operator between spaces and another operand: an expression (`PUBKEYtheirs * PRIVATEKEYours`).
+_INFIX = re.compile(r"[ \t]+[*/%^][ \t]+[A-Za-z_$(]")
 
 
 #: A name negated (`!!r`), asked a ternary's question (`e?…`) or given a default (`_t??xe(39)`), as minified code

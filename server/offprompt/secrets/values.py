@@ -23,9 +23,12 @@ __all__ = [
     "is_arn",
     "is_attack_technique",
     "is_camel_name",
+    "is_counting_hex",
     "is_data",
+    "is_file_name",
     "is_key_name",
     "is_label",
+    "is_named_for",
     "is_phrase",
     "is_public_key",
     "is_resource_name",
@@ -109,8 +112,8 @@ def _chunk_words(chunk: str, vocabulary: frozenset[str]) -> list[str] | None:
     found: list[str] = []
     for hump in humps:
         if hump.isdigit():
-            if not _COUNTER.fullmatch(hump):
-                return None
+            if not _COUNTER.fullmatch(hump) and not is_sequence(hump):
+                return None  # `token1234` counts on as `secret123` does; `Password2024` is a year
             continue
         words = _segments(hump.lower(), vocabulary)
         if words is None:
@@ -173,6 +176,50 @@ def is_type_name(value: str, word: str) -> bool:
 
 
 _DATA = re.compile(r"\d{1,3}|\d+(?:[-.:/]\d+)+")
+
+
+def is_named_for(value: str, word: str) -> bool:
+    """A class or widget named for the key's word, two capitalised words and the first that word
+    (`password: "PasswordWidget"` of a form's widget map, as `text: "TextWidget"` beside it)."""
+    humps = _HUMPS.findall(value)
+    return (
+        len(humps) == 2
+        and "".join(humps) == value
+        and all(_TYPE_WORD.fullmatch(hump) for hump in humps)
+        and humps[0].lower() == word.lower()
+    )
+
+
+def is_counting_hex(value: str) -> bool:
+    """Hex bytes counting up by one (`000102030405060708090A0B0C0D0E0F`): a test vector's key of no randomness,
+    as the NIST and RFC vectors write it. Eight bytes at least."""
+    if len(value) < 16 or len(value) % 2 or not re.fullmatch(r"[0-9a-fA-F]+", value):
+        return False
+    octets = [int(value[i : i + 2], 16) for i in range(0, len(value), 2)]
+    return all((b - a) % 256 == 1 for a, b in itertools.pairwise(octets))
+
+
+#: A part of a path: words, numbers, a partition's `name=value` (`year=2019`), joined by `-`, `_`, `.` or `=`.
+_PATH_WORDS = re.compile(r"[-_.=]+")
+_EXTENSION = re.compile(r"[A-Za-z0-9]{0,3}[A-Za-z][A-Za-z0-9]{0,5}")
+
+
+def is_file_name(value: str) -> bool:
+    """A file's name or path of words (`arrow-datasets/nyc-taxi/year=2019/part-0.parquet`,
+    `CATMaterialRef.3dxml`), or a scoped package's (`@rjsf/validator-ajv8`): what is stored under a key, not a
+    key. A part that is itself a token (`Xk92jd0qLm7vTb3z.txt`) keeps it a value."""
+    scoped = value.startswith("@") and value.count("/") == 1
+    segments = value.removeprefix("@").split("/")
+    stem, dot, extension = segments[-1].rpartition(".")
+    if not scoped and not (dot and stem and _EXTENSION.fullmatch(extension)):
+        return False
+    parts = [word for segment in (*segments[:-1], stem or extension) for word in _PATH_WORDS.split(segment)]
+    return all(part and _path_word(part) for part in parts) and (scoped or len(segments) > 1 or is_camel_name(stem))
+
+
+def _path_word(part: str) -> bool:
+    """A word, a number or a short name with digits (`ajv8`, `vega5`), not a generated part."""
+    return part.isalpha() or part.isdigit() or (part.isalnum() and not _generated(part) and len(part) <= 8)
 
 
 def is_data(value: str) -> bool:
