@@ -2,7 +2,7 @@
 test data of an encoding, a structured name, a documentation example.
 
 Each rule reads the value alone (and, for a few, its key's words), so each can be stated and tested by itself;
-`detect._names_no_secret` asks them in turn. The principle (docs/secrets.md, "Left alone"): a value is a secret
+`harmless._names_no_secret` asks them in turn. The principle (docs/secrets.md, "Left alone"): a value is a secret
 when it carries something of its own. One made only of the words that say what it stands for, or that repeats its
 key, or that is a name, a number or a sentence of the code around it, grants nothing, and a handle in its place
 breaks the code the model reads and edits.

@@ -1,0 +1,483 @@
+"""When the value after a secret's key holds none: a name, a label, code, a field's description, a documentation
+example, a sample login (docs/secrets.md, "Left alone"). `holds_none` asks these in turn; `values` has the rules
+that read the value alone.
+
+The principle: a value is a secret unless the text says what it is instead. A bare word of a `KEY=value` line
+that names nothing else in the text (`DB_PASSWORD=s3cretpass`) is still a secret."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+
+from offprompt.secrets import values
+from offprompt.secrets.keyed import (
+    EXAMPLE_VALUES,
+    NOT_VALUES,
+    SAMPLE_LOGINS,
+    basic_credentials,
+    random_looking,
+    repeats_user,
+    value_of,
+)
+
+__all__ = ["holds_none"]
+
+
+#: Letters typed in runs, a placeholder's (`xxxxyyyy`, `aaaabbbbcccc`), punctuation after it aside.
+_LETTER_RUNS = re.compile(r"(?:([A-Za-z])\1{3,}){2,}[^\w\s]?")
+
+
+# A key whose value is a secret ends with a word of the "password" detector: `db_password`, `API_KEY`,
+# `clientSecret`, `aws_secret_access_key`, `_authToken`; the rest of its name is read backwards from the word.
+# These key names (lower case) end with such a word but hold no secret.
+_HARMLESS_KEYS = (
+    "page_token", "pagetoken", "next_token", "nexttoken", "continuation", "sync_token", "csrf", "public_key",
+    "publickey", "primary_key", "foreign_key", "sort_key", "partition_key", "key_id", "idempotency",
+    "fingerprint", "gpg_key", "pgp_key", "websocket_key",  # a GPG key's fingerprint; RFC 6455's nonce
+    "change_token", "changetoken", "lock_token", "locktoken", "update_token", "updatetoken",  # AWS's concurrency
+    "client_request_token", "clientrequesttoken", "lifecycle_action_token", "lifecycleactiontoken",  # idempotency
+    "result_key", "limit_key", "input_token", "output_token",  # a paginator's field names (botocore)
+    "object_key", "objectkey",  # an S3 object's name (`"S3objectKey": "ami-1234567890abcdef0.bin"`)
+)  # fmt: skip
+
+
+_HARMLESS = re.compile("|".join(_HARMLESS_KEYS))
+
+
+def _word_before(text: str, start: int) -> str:
+    """The word one space before `start`: `GPG` of `Release GPG key: ...`, a key's name written as prose."""
+    end = start - 1
+    if end < 1 or text[end] != " ":
+        return ""
+    begin = end
+    while begin > 0 and end - begin < 20 and text[begin - 1].isalpha():
+        begin -= 1
+    return text[begin:end]
+
+
+def holds_none(match: re.Match[str], key: str, value: str) -> bool:
+    """Whether the key is one that holds no secret (`next_token`, `GPG key`), or its value is none."""
+    scheme, _, credentials = value.partition(" ")
+    if scheme.lower() == "basic" and basic_credentials(credentials) is not None:
+        return True  # `TOKEN = "Basic bWU6cGFzcw=="`: the basic-auth detector judges what follows the scheme
+    lowered = key.lower().replace("-", "_")
+    key_start = match.start() - len(key) + len(match.group("word"))  # the key ends with the matched word
+    prose_key = f"{_word_before(match.string, key_start).lower()}_{lowered}"
+    return (
+        _HARMLESS.search(lowered) is not None
+        or _HARMLESS.search(prose_key) is not None
+        or _aws_request_id(match.string, key, key_start)
+        or _named_not_assigned(match, key_start)
+        or _names_no_secret(match, key, value)
+        or _sample_login(match.string, match.start(match.lastgroup or "bare"), value)
+        or _repeats_user_before(match.string, key_start, value)
+        or _anonymous_login(match.string, match.start(match.lastgroup or "bare"), value)
+        or _enumerated(match.string, match.start(), value)
+        or (not random_looking(value) and _in_field_list(match.string, key_start))
+    )
+
+
+#: The headers of a docstring's field lists (Google's style): what is under one describes a parameter.
+#: Capitalized as docstrings write them; YAML's `args:` is a mapping whose values are values.
+_FIELD_LISTS = frozenset({"Args:", "Arguments:", "Parameters:", "Keyword Args:", "Kwargs:", "Attributes:"})
+
+
+def _in_field_list(text: str, key_start: int) -> bool:
+    """A key indented under a docstring's `Args:` (or `Attributes:`) header: its value is the parameter's
+    description (`credentials: Unused.`, `oauth2ClientSecret: OAuth2 client secret to use`); the caller keeps a
+    random token there a secret."""
+    lines = _lines_back(text, key_start)
+    own = next(lines)
+    if own.strip():
+        return False  # something before the key on its line: not a field of a list
+    indent = len(own)
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if len(line) - len(line.lstrip()) < indent:
+            return stripped in _FIELD_LISTS
+    return False
+
+
+_ANONYMOUS = re.compile(r"\banonymous\b", re.IGNORECASE)
+
+
+_EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+")
+
+
+def _anonymous_login(text: str, at: int, password: str) -> bool:
+    """An e-mail as the password of the user `anonymous` just before it: anonymous FTP's convention (RFC 1635),
+    which grants what the server gives anyone."""
+    return _EMAIL.fullmatch(password) is not None and _ANONYMOUS.search(text, max(0, at - 120), at) is not None
+
+
+#: A user's name given just before a password, as code and config write it (`access_key='limited'`, `user="bob"`).
+_USER_BEFORE = re.compile(
+    r"""\b(?:user(?:_?name)?|login|access_key(?:_id)?)["']?[ \t]*[=:][ \t]*["']([\w.@-]{1,64})["']""", re.IGNORECASE
+)
+
+
+def _repeats_user_before(text: str, key_start: int, password: str) -> bool:
+    """A password that is a label of the user given just before it (`access_key='test_fs_limited_user',
+    secret_key='limited123'`, as `guest:guest` in a URL): a test server's login named after its user. Another
+    word (`access_key='limited', secret_key='Xk92jd0q'`) is a secret."""
+    users = _USER_BEFORE.findall(text, max(0, key_start - 160), key_start)
+    return bool(users) and repeats_user(users[-1], password)
+
+
+def _sample_login(text: str, at: int, password: str) -> bool:
+    """A sample account's password with its user named just before it (`scott:tiger@`, `UID=scott;PWD=tiger`,
+    `user="scott", password="tiger"`); the same word after another user, or alone, is a secret."""
+    before = text[max(0, at - 120) : at].lower()
+    return any(
+        password.lower() == sample and re.search(rf"\b{user}\b", before) for user, sample in SAMPLE_LOGINS.items()
+    )
+
+
+_CONSTANT_LINE = re.compile(r"[ \t]*[A-Z][A-Z0-9_]*[ \t]*=[ \t]*(\d{1,9})[ \t]*(?:#.*)?")
+
+
+def _enumerated(text: str, at: int, value: str) -> bool:
+    """A number in a run of constants numbered in sequence (`ER_NOT_VALID_PASSWORD = 1819` after `... = 1818`):
+    an error code of an enumeration, not a password."""
+    if not value.isdigit():
+        return False
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    end = len(text) if end == -1 else end
+    previous = text[text.rfind("\n", 0, max(0, start - 1)) + 1 : max(0, start - 1)] if start else ""
+    after = text.find("\n", end + 1)
+    following = text[end + 1 : len(text) if after == -1 else after]
+    for line, step in ((previous, -1), (following, 1)):
+        constant = _CONSTANT_LINE.fullmatch(line)
+        if constant and int(constant.group(1)) == int(value) + step:
+            return True
+    return False
+
+
+def _aws_request_id(text: str, key: str, key_start: int) -> bool:
+    """`"ClientToken"` and `"RequestToken"`, quoted and capitalised as AWS's JSON spells them: an idempotency token
+    and a request's id. Vault's `client_token` and a Go struct's `ClientToken:` are tokens."""
+    return key in ("ClientToken", "RequestToken") and text[key_start - 1 : key_start] in ('"', "'")
+
+
+#: Before a key, what makes it a name rather than a field holding a value: the last part of a quoted `::` path
+#: (`"AWS::IAM::AccessKey"`, a CloudFormation type), a field of an ARN (`arn:aws:secretsmanager:…:secret:N`, also
+#: mistyped: `aarn:aws:…`), a reST or epytext field of a docstring (`:param password:`, `@type password:`), a
+#: string a ternary yields (`visible ? "password" : "text"`, an input's type).
+_NAMING_BEFORE = re.compile(
+    r"""(?:["'][\w:]*::|arn:[\w*-]*:[\w*-]+:[^\s"'`]*|[:@](?:param|type|ivar|cvar|var|keyword|kwarg)[ \t]+[\w.]*"""
+    r"""|\?[ \t]*["'])$"""
+)
+
+
+def _named_not_assigned(match: re.Match[str], key_start: int) -> bool:
+    """Whether the key is a name, not a field: a quoted `::` path's last part, a field of an ARN, a docstring's
+    reST or epytext field, a ternary's string, or the first half of one quoted `key:name` (`"passwd:gecos"`, a
+    Scheme builtin)."""
+    text = match.string
+    if _NAMING_BEFORE.search(text, max(0, key_start - 300), key_start):
+        return True
+    quote = text[key_start - 1 : key_start]
+    glued = text[match.end("word") : match.start(match.lastgroup or "bare")] == ":"
+    return quote in ("'", '"') and glued and match.lastgroup == "bare" and text[match.end() : match.end() + 1] == quote
+
+
+#: Words of code that start an expression, not a value: `token = await fetch(...)`, `key: function (`.
+_CODE_WORDS = frozenset(
+    {
+        "await", "new", "this", "self", "cls", "function", "lambda", "async", "yield", "not", "typeof",
+        "require", "return", "void", "const", "let", "var", "def", "if", "else", "or", "and", "in", "is", "super",
+    }
+)  # fmt: skip
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+#: An attribute path of code (`settings.SECRET_KEY`, `win32api.RegEnumKey`); a generated value split by dots
+#: (`Zq7.Lm3.Xp9`) has a digit in every part.
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\??\.#?[A-Za-z_$][\w$]*)+")
+
+
+_WORD_PART = re.compile(r"(?:^|\.)[A-Za-z_$]+(?:\.|$)")
+
+
+#: A call or an index of code: a name (or attribute path) and then `(` or `[`, with no password punctuation.
+_CALL = re.compile(r"[A-Za-z_$][\w$.#]*[(\[][^!@#%^&*~]*$")
+
+
+_UNPACKING = re.compile(r"(?<=[(,\s])\*{1,2}(?=[A-Za-z_])")  # `*args`, `**kwargs` in a call
+
+
+_POWER = re.compile(r"(?<=\d)\*\*(?=\d)")  # `randrange(2**64)`: arithmetic, no password's stars
+
+
+#: Minified JavaScript's booleans (`this.pass=!1`, `withCredentials=!1`).
+_MINIFIED_BOOLEANS = frozenset({"!0", "!1"})
+
+
+_LEADING_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
+    """Whether the value after a secret's key (`key` as the text spells it) is something else: in code, a name or
+    an expression (`password = password`, `secret_key = settings.SECRET_KEY`, `key=itemgetter(1)`, `token = tok`
+    where `tok` is a variable of the same text); anywhere, the key's own name (`_CLIENT_SECRET = 'CLIENT_SECRET'`),
+    a label or a sentence (`my-client-secret`, `Password used to generate key`), data, or a documentation example
+    (`password: secret`, a doctest's). A bare word of a `KEY=value` line that names nothing else in the text
+    (`DB_PASSWORD=s3cretpass`) is still a secret."""
+    inner = _TYPED_NEWLINE.sub("", value.strip("`"))  # `test-client-secret` of minified code, `'secret\\n'`
+    if _names_itself(inner, key, match.group("word")) or _not_a_credential(value):
+        return True
+    if _in_doctest(match.string, match.start()) or _called_fingerprint(match.string, value):
+        return True  # `>>> session.fetch_token(url)` and the answer it prints; a public key's digest
+    if match.lastgroup == "bare":
+        return _is_code(match, value) or _ATTRIBUTE_LIST.match(value) is not None or _CSS_RULE.match(value) is not None
+    return _BETWEEN_LITERALS.match(value) is not None or _joined_prefix(match, value)
+
+
+#: A CSS selector's pseudo-element or -class and its rule's opening (`.fa-user-secret:before{content:…}`).
+_CSS_RULE = re.compile(r"[a-z][a-z-]*(?:\([^)]{0,40}\))?\{")
+
+
+#: After a literal, `+` and a name: the literal is joined to a value of the code (`"_xxtpuv3internal_" + key_str`).
+_JOINED = re.compile(r"[ \t]*\+[ \t]*[A-Za-z_$]")
+
+
+def _joined_prefix(match: re.Match[str], value: str) -> bool:
+    """A literal ending with a separator and joined to a name (`key = "_xxtpuv3internal_" + key_str`): the prefix
+    of a name built at run time. A whole literal joined to nothing is still a value."""
+    return value[-1:] in "_-/:." and _JOINED.match(match.string, match.end()) is not None
+
+
+#: A "quoted value" that is code between two string literals: the key ended a literal (`"… arrayDefaultKey: "+t),
+#: t.slice(0,-1)+"defaults"`, `[b"Password:", b"Username:"]`), so its quote closes one and the next opens one.
+_BETWEEN_LITERALS = re.compile(r"""[ \t]*(?:\+[ \t]*[\w$(][^"']*\)|,[ \t]+[A-Za-z_])""")
+
+
+#: A bare value that is an attribute list (`#EXT-X-KEY:METHOD=AES-128`, an HLS tag's): the key's next attribute.
+_ATTRIBUTE_LIST = re.compile(r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*=")
+
+
+#: A newline typed after a value (`'secret\\n'`, what pexpect sends): the label before it is still a label.
+_TYPED_NEWLINE = re.compile(r"(?:\\{1,2}[rn])+$")
+
+
+_HEX = re.compile(r"[0-9a-fA-F:]{16,}")
+
+
+def _called_fingerprint(text: str, value: str) -> bool:
+    """A hex value the same text calls a fingerprint where it gives it (`the key with a fingerprint of 'e0d96d…'`,
+    and then `--key='e0d96d…'`): a public key's digest, which grants nothing."""
+    if not _HEX.fullmatch(value):
+        return False
+    at = text.find(value)
+    while at != -1:
+        if "fingerprint" in text[max(0, at - 60) : at].lower():
+            return True
+        at = text.find(value, at + 1)
+    return False
+
+
+def _names_itself(value: str, key: str, word: str) -> bool:
+    """The value says what it is: the key's own name, a label of the key's words, a type or a sibling name."""
+    lowered = value.lower()
+    squeezed = lowered.replace("-", "_").strip("_")
+    own = re.sub(r"[-_.]", "", key.lower())
+    if squeezed in (key.lower().replace("-", "_").strip("_"), word.lower()) or squeezed in EXAMPLE_VALUES:
+        return True
+    if re.sub(r"[-_.]", "", lowered) == own:
+        return True  # OtpCredentials: "otp-credentials", AWS_S3_KEY = "aws.s3.key"
+    if lowered.endswith(("-password", "_password", "-passwd", "_passwd")) or lowered.startswith("your-"):
+        return True  # rest-of-my-password, your-api-key
+    user, colon, password = value.partition(":")
+    if colon and ":" not in password and " " not in value and repeats_user(user, password):
+        return True  # `chroma_client_auth_credentials="admin:admin"`
+    return (
+        values.is_label(value, values.key_words(key))
+        or values.is_type_name(value, word)
+        or values.is_named_for(value, word)
+        or values.shares_key_stem(value, key)
+        or values.is_key_name(value)
+    )
+
+
+def _not_a_credential(value: str) -> bool:
+    """Data, a sentence, a run of the alphabet, encoding test data, a template built at run time, an elided
+    example, a name or an id of what holds a secret: nothing of these is a credential, whatever key it follows."""
+    bare = value.strip("`")
+    return (
+        bare.lower() in NOT_VALUES
+        or bare.lower().rstrip(".") in NOT_VALUES  # `…_DEFAULT_CREDENTIALS=true.`, ending a sentence
+        or values.is_attack_technique(bare)
+        or values.is_resource_name(bare)
+        or values.is_amazon_id(bare)
+        or _decodes_to_phrase(bare)
+        or bare.lower() in EXAMPLE_VALUES
+        or values.is_data(bare)
+        or values.is_sentence(bare)
+        or values.is_sequence(bare)
+        or values.is_counting_hex(bare)
+        or values.escapes_non_ascii(bare)
+        or "${" in bare  # `secret${i}`: a template literal
+        or _FORMAT_FIELD.search(bare) is not None  # `'latest/{0}'.format(…)`: a template of str.format
+        or "..." in bare  # `eyJhbGciOi...`, `ACEGmnoq#1rstu2...BDFH3vx`: cut short in the docs
+        or "…" in bare
+        or bare.endswith("/aws4_request")  # `Credential=AKIA…/20220524/us-east-1/s3/aws4_request`: a scope
+        or values.is_phrase(bare)
+        or values.is_arn(bare)
+        or values.is_alphabet_walk(bare)
+        or _LETTER_RUNS.fullmatch(bare) is not None
+        or values.is_public_key(bare)
+        or _REGEX_CLASS.match(bare) is not None  # `client_secret=\w+` in a pattern that masks one
+    )
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{8,4096}={0,2}")
+
+
+def _decodes_to_phrase(value: str) -> bool:
+    """Base64 of a label or a phrase of no content (`bm90IG15IHJlYWwgcGFzc3dvcmQ=`, "not my real password"): an
+    example of encoding one. A generated secret's base64 decodes to bytes, not to words."""
+    if len(value) % 4 or not _BASE64.fullmatch(value):
+        return False
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("ascii")
+    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+        return False
+    return decoded.isprintable() and (values.is_phrase(decoded) or values.is_label(decoded))
+
+
+_FORMAT_FIELD = re.compile(r"\{[\w.]{0,40}\}")
+
+
+_REGEX_CLASS = re.compile(r"\\[wdsSWD][+*]")
+
+
+def _in_doctest(text: str, at: int) -> bool:
+    """Whether `at` is on a line of a doctest (`>>> `, `... `) or of the answer it prints (the lines after one,
+    up to a blank line): a documentation example."""
+    lines = _lines_back(text, at)
+    if _doctest_line(next(lines).strip()):
+        return True
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            return False
+        if _doctest_line(stripped):
+            return True
+    return False
+
+
+def _lines_back(text: str, at: int, most: int = 30, reach: int = 4000) -> Iterator[str]:
+    """The line of `at` (up to it), then the lines before it, nearest first: at most `most` lines within `reach`
+    characters, so a long line of JSON costs no more than a short one."""
+    low, end = max(0, at - reach), at
+    for _ in range(most):
+        newline = text.rfind("\n", low, end)
+        yield text[newline + 1 if newline >= 0 else low : end]
+        if newline < 0:
+            return
+        end = newline
+
+
+def _doctest_line(stripped: str) -> bool:
+    return stripped in (">>>", "...") or stripped.startswith((">>> ", "... "))
+
+
+def _is_code(match: re.Match[str], value: str) -> bool:
+    """A bare value that is code: a call, an index, an attribute path, an expression, a variable of the same text,
+    or the next word of a sentence (`pwd: expected bytes`)."""
+    lowered = value.lower()
+    called = _CALL.match(_POWER.sub("", _UNPACKING.sub("", value)))  # `Credential(**obo_kwargs)`, `randrange(2**64)`
+    if called or lowered in _CODE_WORDS or value in _MINIFIED_BOOLEANS:
+        return True  # a call, an index, minified code's `!1`
+    if _DOTTED.fullmatch(value) and _WORD_PART.search(value):
+        return True  # a call, an index, an attribute: config['password'], getpass(), self.password
+    leading = _LEADING_NAME.match(value)
+    if leading and leading.group().lower() in _CODE_WORDS and value[leading.end() :][:1] in ".(:[":
+        return True  # this.#c(), lambda: cred
+    dotted = _DOTTED.match(value)
+    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "(:[?!=|&":
+        return True  # i.fail:(...), e.crossOrigin===`anonymous`?…, r.ctrlKey||!1: an operator of minified code
+    text, at = match.string, match.start(match.lastgroup or "bare")
+    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "+*":
+        root = _LEADING_NAME.match(value)
+        if root and _named_elsewhere(text, root.group(), at):
+            return True  # o.key=s.C0.ESC+t: arithmetic on an attribute of a name of the text
+    if _PRODUCT.match(value) or (_IDENTIFIER.fullmatch(value) and _INFIX.match(text, match.end())):
+        return True  # styleKey=2097152*D[0]+D[1], `shared secret = PUBKEYtheirs * PRIVATEKEYours`
+    if dotted and dotted.end() == len(value):
+        root = _LEADING_NAME.match(value)
+        if root and _named_elsewhere(text, root.group(), at):
+            return True  # UIStrings$18.fast4G, where UIStrings$18 is defined in the same text
+    if _IDENTIFIER.fullmatch(value) and _named_elsewhere(text, value, at):
+        return True
+    operand = _OPERAND.match(value)
+    name = operand.group(1) or operand.group(2) if operand else None
+    if name and _named_elsewhere(text, name, at + value.index(name)):
+        return True  # `!!r`, `e?e.substring(0,10)`: a negation or a ternary on a name of the text
+    return _sentence_goes_on(match)
+
+
+#: A number times an index or a call (`2097152*D[0]`), as minified code writes a product.
+_PRODUCT = re.compile(r"\d+[*/][A-Za-z_$][\w$.]*[\[(]")
+
+
+#: After a name, an operator between spaces and another operand: an expression (`PUBKEYtheirs * PRIVATEKEYours`).
+_INFIX = re.compile(r"[ \t]+[*/%^][ \t]+[A-Za-z_$(]")
+
+
+#: A name negated (`!!r`), asked a ternary's question (`e?…`) or given a default (`_t??xe(39)`), as minified code
+#: writes it.
+_OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)$|([A-Za-z_$][\w$]*)\?\??[A-Za-z_$!]")
+
+
+#: Words joined by dashes, as a description starts (`Multiple-system operator`, `Base64-encoded key`,
+#: `google-auth credential`): a part with digits has a word's letters before them.
+_COMPOUND = re.compile(r"(?:[A-Za-z]+|[A-Za-z]{3,}\d{1,3})(?:-(?:[A-Za-z]+|[A-Za-z]{3,}\d{1,3}))*-[A-Za-z]{3,}")
+
+
+def _sentence_goes_on(match: re.Match[str]) -> bool:
+    """After `key: word`, a space and another word on the same line: prose (`they need not be secret: IVs are
+    ...`, a field's description `password: Required. Input only.`); a `KEY: value` of YAML or a header ends with
+    its value."""
+    text, end = match.string, match.end()
+    colon = ":" in text[match.end("word") : match.start(match.lastgroup or "bare")]
+    value = value_of(match)
+    word = value.rstrip(".:")  # `Required.`, `DEPRECATED:`: the first word of a description
+    plain = word.isalpha() or _COMPOUND.fullmatch(word) is not None
+    wordlike = plain and len(value) - len(word) <= 1  # `password: Xk92jd0 from 10.0.0.1` stays a secret
+    if text[end : end + 2] == "'s":
+        end += 2  # a possessive: `password: Account's password.`
+    follows = text[end + 1 : end + 2]
+    return colon and wordlike and text[end : end + 1] == " " and (follows.isalpha() or follows == "`")
+
+
+def _named_elsewhere(text: str, name: str, at: int) -> bool:
+    """Whether `name` occurs as a whole word in `text` somewhere else than at `at`, and not as a value there (after
+    `=` or `:`): a variable of the code. The same password given twice (`DB_PASSWORD=X`, `REDIS_PASSWORD=X`, or
+    `postgres://app:X@db`) is a value both times, and a secret."""
+    start = text.find(name)
+    while start != -1:
+        end = start + len(name)
+        whole = (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_$")) and (
+            end == len(text) or not (text[end].isalnum() or text[end] in "_$")
+        )
+        if whole and start != at and not _assigned_at(text, start):
+            return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def _assigned_at(text: str, start: int) -> bool:
+    """Whether the word at `start` is a value: the last character before it, spaces and quotes aside, is `=`/`:`."""
+    before = start - 1
+    while before >= 0 and text[before] in " \t'\"":
+        before -= 1
+    return before >= 0 and text[before] in "=:"
