@@ -34,7 +34,7 @@ def outline(text: str) -> list[Found]:
     if len(numbered) >= MIN_NUMBERED:
         return _sections(text, spans, numbered)
     if len(spans) <= MAX_PARAGRAPHS:
-        return [Found(first_words(text[a : min(b, a + 400)]), "paragraph", 0, a, b) for a, b in spans]
+        return [_paragraph(text, a, b, 0) for a, b in spans]
     per = -(-len(spans) // MAX_PARAGRAPHS)
     groups = [spans[k : k + per] for k in range(0, len(spans), per)]
     return [Found(first_words(text[g[0][0] : g[0][0] + 400]), "section", 0, g[0][0], g[-1][1]) for g in groups]
@@ -76,11 +76,13 @@ def _sections(text: str, spans: list[tuple[int, int]], numbered: list[int]) -> l
             line_end = text.find("\n", a, b)
             first_line = text[a : line_end if line_end != -1 else b]
             out.append(Found(first_words(first_line, words=12), "heading", 0, a, max(end, b)))
-        elif k < numbered[0]:
-            out.append(Found(first_words(text[a : min(b, a + 400)]), "paragraph", 0, a, b))
-        elif nested:
-            out.append(Found(first_words(text[a : min(b, a + 400)]), "paragraph", 1, a, b))
+        elif k < numbered[0] or nested:
+            out.append(_paragraph(text, a, b, 0 if k < numbered[0] else 1))
     return out
+
+
+def _paragraph(text: str, start: int, end: int, depth: int) -> Found:
+    return Found(first_words(text[start : min(end, start + 400)]), "paragraph", depth, start, end)
 
 
 def _paragraphs(text: str) -> list[tuple[int, int]]:

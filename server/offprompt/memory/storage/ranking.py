@@ -103,9 +103,10 @@ def _local(text: str, words: frozenset[str]) -> float:
         return 0.0
     # A word's stem starts the words it stands for: a line holding none of them as text is not spelled out.
     held = [
-        _spelled(line) & words if any(w in line.lower() for w in words) else frozenset()
+        _spelled(line) & words if any(w in lowered for w in words) else frozenset()
         for line in text.splitlines()
         if line.strip()
+        for lowered in (line.lower(),)
     ]
     best = 0
     for k in range(len(held)):
