@@ -1,11 +1,11 @@
 """False alarms of the secret detector on real code nobody tuned it on: handles per MB, and every hit listed.
 
-    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|…|tuned-8|held-out-7|all]
+    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|…|tuned-9|held-out-8|all]
         [--show N] [--out F]
 
 The corpus is code and docs already on the machine. A finding is a false alarm unless a reader judged it a
 live-looking key (`LIVE_LOOKING`: a real key the code ships, or a fixture no rule could tell from one); the
-listing shows every hit, with its line. Fourteen parts, each fixed before the rules were changed against it:
+listing shows every hit, with its line. Sixteen parts, each fixed before the rules were changed against it:
 
 - tuned: the Python standard library's top-level modules and packages `a`-`m` (site-packages left out);
 - tuned-2: the standard library `n`-`z`, Node's bundled API docs (`/usr/share/doc/nodejs/api`), npm's own
@@ -47,7 +47,13 @@ listing shows every hit, with its line. Fourteen parts, each fixed before the ru
 - tuned-8 and held-out-7, split before the seventh round's changes by the same rule (even: tuned-8, odd:
   held-out-7), from the fifth split's projects none of the fifth's and sixth's parts took (the cap left them out
   again); as for the sixth split, no name of them is held by an earlier part. In the order of the SHA-256 of their
-  names, each part takes every unit of its parity that keeps its text within 120 MB. held-out-7 only reports.
+  names, each part takes every unit of its parity that keeps its text within 120 MB. held-out-7 was the seventh
+  round's held-out part; its hits were read, so from the eighth round on it is fitted on too;
+- tuned-9 and held-out-8, split before the eighth round's changes by the same rule (even: tuned-9, odd:
+  held-out-8), from a source of no earlier part, and in other languages than theirs: Perl's library, Vim's
+  runtime, CMake's modules and help, Tcl/Tk's, PostgreSQL's shared SQL and the Rust toolchain's HTML docs, read as
+  the text a page shows (`bench/secrets_languages.py`). In the order of the SHA-256 of their names, each part takes
+  every unit of its parity that keeps its files within 120 MB. held-out-8 only reports.
 
 The versions are pinned in `bench/secrets_precision_pins.json` (Python, Node, each distribution and package,
 the hashes of the package-lock files, for a doc directory, which has no version, the SHA-256 of its files, for the
@@ -80,6 +86,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from bench import secrets_languages as languages
 from bench.report import invocation, load_average, stamp
 from offprompt.secrets import find_secrets
 
@@ -600,6 +607,23 @@ def _left(part: str, parity: int, earlier: tuple[str, ...]) -> list[_Wheel]:
     return _capped([unit for unit in _fifth_units() if unit.name not in taken and _parity(unit.name) == parity])
 
 
+#: The eighth split's source: code and docs of other languages on the machine (`bench.secrets_languages`), by the
+#: same rule: in the order of the SHA-256 of their names, each part takes every unit of its parity that keeps its
+#: files within the cap.
+def _eighth(part: str, parity: int) -> list[languages.Unit]:
+    """tuned-9 (even) or held-out-8 (odd); once pinned, the units its pins name."""
+    if _pinned(part) is not None:
+        return [unit for unit in languages.units() if _in_part(part, unit.name)]
+    ordered = sorted(languages.units(), key=lambda unit: hashlib.sha256(unit.name.encode()).hexdigest())
+    taken: list[languages.Unit] = []
+    total = 0
+    for unit in ordered:
+        if _parity(unit.name) == parity and total + unit.size <= ARCHIVE_CAP:
+            taken.append(unit)
+            total += unit.size
+    return taken
+
+
 def _wheel_texts(units: list[_Wheel]) -> Iterator[tuple[str, bytes]]:
     """Each text member of the wheels, named `wheel/member`, read from the archive."""
     for unit in units:
@@ -632,7 +656,12 @@ WHEEL_PARTS: dict[str, Callable[[], list[_Wheel]]] = {
     "tuned-8": lambda: _seventh("tuned-8", 0),
     "held-out-7": lambda: _seventh("held-out-7", 1),
 }
-ALL_PARTS = (*PARTS, *WHEEL_PARTS)
+#: The parts of other languages' files, an HTML page read as the text it shows.
+LANGUAGE_PARTS: dict[str, Callable[[], list[languages.Unit]]] = {
+    "tuned-9": lambda: _eighth("tuned-9", 0),
+    "held-out-8": lambda: _eighth("held-out-8", 1),
+}
+ALL_PARTS = (*PARTS, *WHEEL_PARTS, *LANGUAGE_PARTS)
 
 
 #: Hits a reader judged to be of a live-looking key (a real one shipped in the code, or a fixture no rule could tell
@@ -887,6 +916,13 @@ def _texts(part: str) -> Iterator[tuple[str, str]]:
             except UnicodeDecodeError:
                 continue
         return
+    if part in LANGUAGE_PARTS:
+        for path in (path for unit in LANGUAGE_PARTS[part]() for path in unit.files):
+            try:
+                yield str(path), languages.read(path)
+            except (UnicodeDecodeError, OSError):
+                continue
+        return
     for path in _files(PARTS[part]()):
         try:
             yield _shown(path), path.read_text(encoding="utf-8")
@@ -989,6 +1025,13 @@ def versions() -> dict[str, Any]:
     found["seventh split"] = {"archives": [str(directory) for directory in ARCHIVES], "cap bytes": ARCHIVE_CAP}
     for part, parity in (("tuned-8", 0), ("held-out-7", 1)):
         found[part] = {"pypi": {unit.name: unit.version for unit in _seventh(part, parity)}}
+    found["eighth split"] = {
+        "roots": [str(root) for _, root in languages.ROOTS],
+        "packages": languages.package_versions(),
+        "cap bytes": ARCHIVE_CAP,
+    }
+    for part, parity in (("tuned-9", 0), ("held-out-8", 1)):
+        found[part] = {"files": {unit.name: unit.version for unit in _eighth(part, parity)}}
     return found
 
 
