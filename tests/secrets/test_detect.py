@@ -691,7 +691,78 @@ RULES: dict[str, tuple[str, str, str]] = {
         '        key = "6days,23:11:12Xq"\n',
         "6days,23:11:12Xq",
     ),
+    # the eighth round's (tuned-9, and every earlier part's hits read again)
+    "a made-up password of a test": (
+        "import unittest\n\n\nclass LoginTest(unittest.TestCase):\n    def test_login(self):\n"
+        '        password = "secr3t"\n',
+        "import unittest\n\n\nclass LoginTest(unittest.TestCase):\n    def test_login(self):\n"
+        '        password = "Xk92jd0qLm7vTb3z"\n',
+        "Xk92jd0qLm7vTb3z",
+    ),
+    "a made-up URL password of a test": (
+        'def test_mask():\n    assert mask("postgresql://user:p4ss@db/app") == "postgresql://user:***@db/app"\n',
+        'DATABASE_URL = "postgresql://user:p4ss@db/app"\n\n\ndef main():\n    connect(DATABASE_URL)\n',
+        "p4ss",
+    ),
+    "the published TOTP key": (
+        "otpauth://totp/Example:alice@google.com?secret=JBSWY3DPEHPK3PXP&issuer=Example\n",
+        "otpauth://totp/Example:alice@google.com?secret=JBSWY3DPEHPK3PXQ&issuer=Example\n",
+        "JBSWY3DPEHPK3PXQ",
+    ),
+    "RFC 5849's sample key": (
+        'oauth_consumer_key="9djdj82h48djs9d2",\n',
+        'oauth_consumer_key="9djdj82h48djs9d3",\n',
+        "9djdj82h48djs9d3",
+    ),
+    "RFC 2617's Aladdin": (
+        "Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==\n",
+        "Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZTE=\n",
+        "QWxhZGRpbjpvcGVuIHNlc2FtZTE=",
+    ),
+    "a call of a package's function": ("my $pwd  = CPAN::anycwd();\n", "my $pwd  = 'Xk92jd0qL';\n", "Xk92jd0qL"),
+    "a Perl pattern": (
+        "my $Token = qr/[\\x21\\x23-\\x27\\x2A]/;\n",
+        "my $Token = 'qX7r2Lm9Zt4Wv8Kp';\n",
+        "qX7r2Lm9Zt4Wv8Kp",
+    ),
+    "Configure's answer": ("d_pwpasswd='define'\n", "d_pwpasswd='def1ne9Xq'\n", "def1ne9Xq"),
+    "a Vim variable": ("let pwd = a:dict.istemp ? a:dict.tmpdir : '.'\n", "let pwd = 'a9Xk2dqL'\n", "a9Xk2dqL"),
+    "an option of a documented command": (
+        "          $ {command} my-cluster --region=us-central1 --password=postgres\n",
+        "gcloud alloydb clusters create my-cluster --region=us-central1 --password=postgres\n",
+        "postgres",
+    ),
+    "an option's name as a mapping's key": (
+        '    "--secret": "dynamic",\n',
+        '    "secret": "dynam1cXq",\n',
+        "dynam1cXq",
+    ),
+    "a number among numbers": (
+        '    EXPIRES_IN = {\n        "implicit": 3600,\n        "password": 864000,\n    }\n',
+        '    ACCOUNT = {\n        "user": "deploy",\n        "password": 864000,\n    }\n',
+        "864000",
+    ),
+    "escaped white space": ('credential = "\\n".join(parts)\n', 'credential = "Xk92jd0q"\n', "Xk92jd0q"),
+    "a protocol's name in a description": (
+        "    oauth2ClientSecret: OAuth2 client secret to use for the authentication\n",
+        "    oauth2ClientSecret: OAuth2Xk9q client secret to use for the authentication\n",
+        "OAuth2Xk9q",
+    ),
+    "a field's name the key abbreviates": (
+        "CREDENTIAL_HELPER_KEY = 'credHelpers'\n",
+        "CREDENTIAL_HELPER_KEY = 'credXk92Lq'\n",
+        "credXk92Lq",
+    ),
 }
+
+
+def test_a_made_up_password_above_the_tests_of_its_file_is_still_a_secret() -> None:
+    # Rust keeps a module's tests at its end: the code before `#[cfg(test)]` is not a test's.
+    text = (
+        'fn main() {\n    let password = "Winter2024!";\n}\n\n'
+        '#[cfg(test)]\nmod tests {\n    fn login() {\n        let password = "secr3t";\n    }\n}\n'
+    )
+    assert [finding.value for finding in find_secrets(text)] == ["Winter2024!"]
 
 
 #: Misses the third round fixed: a glued key word of a password is a key (`PGPASSWORD`), and of several names

@@ -39,6 +39,7 @@ from offprompt.secrets.keyed import (
     value_of,
     value_span,
 )
+from offprompt.secrets.tests_code import in_test
 
 __all__ = ["KINDS", "Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
 
@@ -196,14 +197,15 @@ _HOST = re.compile(r"[\w.-]{1,253}")
 
 def _connection_kind(match: re.Match[str]) -> str:
     """A URL's password, unless the URL is of a documentation domain (`https://abc:xyz@example.com`), its host's
-    or its user's (`john%40example.com:pw@localhost`), or the password repeats its user (`guest:guest`) or is a
-    sample account's (`scott:tiger`)."""
+    or its user's (`john%40example.com:pw@localhost`), or the password repeats its user (`guest:guest`), is a
+    sample account's (`scott:tiger`) or a test's made-up word (`postgresql://user:p4ss@host/db` in test code)."""
     host = _HOST.match(match.string, match.end() - 1)
     user = unquote(match.string[match.start() + 3 : match.start("v") - 1])
     documented = (host is not None and _DOCUMENTATION_DOMAIN.search(host.group())) or _DOCUMENTATION_DOMAIN.search(user)
     password = unquote(match.group("v"))
     default = repeats_user(user, password) or SAMPLE_LOGINS.get(user.lower()) == password.lower()  # guest:guest
-    return "" if documented or default else "connection-password"
+    made_up = not random_looking(password) and in_test(match.string, match.start())
+    return "" if documented or default or made_up else "connection-password"
 
 
 _KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{40}")

@@ -22,6 +22,7 @@ from offprompt.secrets.keyed import (
     repeats_user,
     value_of,
 )
+from offprompt.secrets.tests_code import in_test
 
 __all__ = ["holds_none"]
 
@@ -76,7 +77,10 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or _repeats_user_before(match.string, key_start, value)
         or _anonymous_login(match.string, match.start(match.lastgroup or "bare"), value)
         or _enumerated(match.string, match.start(), value)
+        or _among_numbers(match.string, key_start, value)
         or (not random_looking(value) and _in_field_list(match.string, key_start))
+        or (not random_looking(value) and _option_in_docs(match.string, key_start, key))
+        or (not random_looking(value) and in_test(match.string, key_start))
     )
 
 
@@ -159,6 +163,51 @@ def _enumerated(text: str, at: int, value: str) -> bool:
     return False
 
 
+#: A line of a literal mapping (JSON's, Python's) to a number: `"implicit": 3600,`.
+_NUMBER_ENTRY = re.compile(r"""[ \t]*(["'])[\w.-]{1,60}\1[ \t]*:[ \t]*\d{1,12}[ \t]*,?[ \t]*""")
+
+
+def _among_numbers(text: str, at: int, value: str) -> bool:
+    """A number, unquoted, in a literal mapping of numbers (`"password": 864000` after `"implicit": 3600,`: a
+    grant type's lifetime): an entry of a table of figures, as its neighbours are. A password is a string there;
+    a number after `DB_PASSWORD =` or `password:` of a config is still a secret."""
+    if not value.isdigit() or text[at - 1 : at] not in ('"', "'"):
+        return False
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    end = len(text) if end == -1 else end
+    previous = text[text.rfind("\n", 0, max(0, start - 1)) + 1 : max(0, start - 1)] if start else ""
+    after = text.find("\n", end + 1)
+    following = text[end + 1 : len(text) if after == -1 else after] if end < len(text) else ""
+    return any(_NUMBER_ENTRY.fullmatch(line) is not None for line in (previous, following))
+
+
+#: A command line of documentation: a prompt, or a placeholder of the command or of a value (`$ {command} …`,
+#: `--name=<your_new_lint>`).
+_COMMAND_DOC = re.compile(r"^[ \t]*\$[ \t]|\{[a-z_]{1,40}\}|<[a-z][\w-]{0,40}>", re.MULTILINE)
+
+
+def _option_in_docs(text: str, key_start: int, key: str) -> bool:
+    """The key is a command-line option (`--password=postgres`) of a command line of documentation (a prompt, a
+    placeholder on it or on the line it continues), or names one as a mapping's key (`"--secret": "dynamic"`, a
+    completer's kind): the value is an example or a description; the caller keeps a random token a secret."""
+    if not key.startswith("--"):
+        return False
+    if text[key_start - 1 : key_start] in ('"', "'"):
+        return True  # `"--secret": "dynamic"`
+    lines = _lines_back(text, key_start, most=2)
+    own = next(lines)
+    if _COMMAND_DOC.search(own) is not None or _COMMAND_DOC.search(_rest_of_line(text, key_start)) is not None:
+        return True
+    before = next(lines, "")
+    return own.lstrip().startswith("--") and _COMMAND_DOC.search(before) is not None  # a continued command line
+
+
+def _rest_of_line(text: str, at: int) -> str:
+    end = text.find("\n", at)
+    return text[at : len(text) if end == -1 else end]
+
+
 def _aws_request_id(text: str, key: str, key_start: int) -> bool:
     """`"ClientToken"` and `"RequestToken"`, quoted and capitalised as AWS's JSON spells them: an idempotency token
     and a request's id. Vault's `client_token` and a Go struct's `ClientToken:` are tokens."""
@@ -201,14 +250,14 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 
 #: An attribute path of code (`settings.SECRET_KEY`, `win32api.RegEnumKey`); a generated value split by dots
 #: (`Zq7.Lm3.Xp9`) has a digit in every part.
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\??\.#?[A-Za-z_$][\w$]*)+")
+_DOTTED = re.compile(r"(?:[abglstvw]:)?[A-Za-z_$][\w$]*(?:\??\.#?[A-Za-z_$][\w$]*)+")  # Vim's `a:dict.x`
 
 
 _WORD_PART = re.compile(r"(?:^|\.)[A-Za-z_$]+(?:\.|$)")
 
 
 #: A call or an index of code: a name (or attribute path) and then `(` or `[`, with no password punctuation.
-_CALL = re.compile(r"[A-Za-z_$][\w$.#]*[(\[][^!@#%^&*~]*$")
+_CALL = re.compile(r"[A-Za-z_$][\w$.#]*(?:::[A-Za-z_$][\w$.#]*)*[(\[][^!@#%^&*~]*$")  # `CPAN::anycwd()` too
 
 
 _UNPACKING = re.compile(r"(?<=[(,\s])\*{1,2}(?=[A-Za-z_])")  # `*args`, `**kwargs` in a call
@@ -303,6 +352,7 @@ def _names_itself(value: str, key: str, word: str) -> bool:
         or values.is_type_name(value, word)
         or values.is_named_for(value, word)
         or values.shares_key_stem(value, key)
+        or values.abbreviates_key(value, key)
         or values.is_key_name(value)
     )
 
@@ -335,6 +385,8 @@ def _not_a_credential(value: str) -> bool:
         or _LETTER_RUNS.fullmatch(bare) is not None
         or values.is_public_key(bare)
         or _REGEX_CLASS.match(bare) is not None  # `client_secret=\w+` in a pattern that masks one
+        or _ESCAPES_ONLY.fullmatch(bare) is not None  # `credential = "\\n".join(…)`: a separator
+        or _PERL_REGEX.match(bare) is not None  # `my $Token = qr/[\x21\x23-\x27…]/`: a pattern of tokens
     )
 
 
@@ -357,6 +409,13 @@ _FORMAT_FIELD = re.compile(r"\{[\w.]{0,40}\}")
 
 
 _REGEX_CLASS = re.compile(r"\\[wdsSWD][+*]")
+
+
+_PERL_REGEX = re.compile(r"qr[/{(!|#\[<]")
+
+
+#: Only escaped white space: `\n`, `\r\n`, `\t`, written as code writes them.
+_ESCAPES_ONLY = re.compile(r"(?:\\{1,2}[nrt]|[ \t])+")
 
 
 def _in_doctest(text: str, at: int) -> bool:
@@ -443,6 +502,10 @@ _OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)$|([A-Za-z_$][\w$]*)\?\??[A-Za-z
 _COMPOUND = re.compile(r"(?:[A-Za-z]+|[A-Za-z]{3,}\d{1,3})(?:-(?:[A-Za-z]+|[A-Za-z]{3,}\d{1,3}))*-[A-Za-z]{3,}")
 
 
+#: A word with one digit after it, as names of protocols are written (`OAuth2 client secret to use`).
+_VERSIONED_WORD = re.compile(r"[A-Za-z]{3,}\d")
+
+
 def _sentence_goes_on(match: re.Match[str]) -> bool:
     """After `key: word`, a space and another word on the same line: prose (`they need not be secret: IVs are
     ...`, a field's description `password: Required. Input only.`); a `KEY: value` of YAML or a header ends with
@@ -451,7 +514,7 @@ def _sentence_goes_on(match: re.Match[str]) -> bool:
     colon = ":" in text[match.end("word") : match.start(match.lastgroup or "bare")]
     value = value_of(match)
     word = value.rstrip(".:")  # `Required.`, `DEPRECATED:`: the first word of a description
-    plain = word.isalpha() or _COMPOUND.fullmatch(word) is not None
+    plain = word.isalpha() or _COMPOUND.fullmatch(word) is not None or _VERSIONED_WORD.fullmatch(word) is not None
     wordlike = plain and len(value) - len(word) <= 1  # `password: Xk92jd0 from 10.0.0.1` stays a secret
     if text[end : end + 2] == "'s":
         end += 2  # a possessive: `password: Account's password.`

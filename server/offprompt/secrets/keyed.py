@@ -58,6 +58,16 @@ _DOCUMENTED = frozenset(
         "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
         # Google's password of every P12 service-account key file it issues
         "notasecret",
+        # the key of Google Authenticator's key URI format example (otpauth://totp/Example:alice@google.com?secret=…)
+        "JBSWY3DPEHPK3PXP",
+        "jbswy3dpehpk3pxp",
+        # RFC 5849 (OAuth 1.0) section 3.1's client key and token; RFC 6749 section 4.3.2's password of johndoe
+        "9djdj82h48djs9d2",
+        "kkk9d7dh3k39sjv7",
+        "A3ddj3w",
+        # RFC 2617 (and RFC 7617): Aladdin's password, and the Basic credentials of it
+        "open sesame",
+        "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
     }
 )
 
@@ -80,6 +90,7 @@ NOT_VALUES = frozenset(
         # option words: fetch's `credentials: 'include'`, `'same-origin'`, `'omit'`; switches
         "include", "omit", "same-origin", "required", "optional", "auto", "enabled", "disabled", "on", "off",
         "default",  # `credentials='default'`: the environment's default credentials, looked up at run time
+        "define", "undef",  # Configure's answers (`d_pwpasswd='define'`: the system has the field), Perl's undef
     }
 )  # fmt: skip
 

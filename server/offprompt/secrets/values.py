@@ -17,6 +17,7 @@ from functools import lru_cache
 from urllib.parse import unquote
 
 __all__ = [
+    "abbreviates_key",
     "escapes_non_ascii",
     "is_alphabet_walk",
     "is_amazon_id",
@@ -296,6 +297,18 @@ def is_structured(value: str) -> bool:
 
 
 _STEM = re.compile(r"[-_.]+")
+
+
+def abbreviates_key(value: str, key: str) -> bool:
+    """A camel-case name whose every word shortens a word of the key (`'credHelpers'` after
+    `CREDENTIAL_HELPER_KEY`, `'credsStore'` after `CREDENTIAL_STORE_KEY`): the name of the field the key names.
+    A word of the value's own (`credXk92`) keeps it a secret."""
+    words = _humps(value)
+    if words is None or len(words) < 2:
+        return False
+    stems = [word.lower().removesuffix("s") for word in words]
+    keys = key_words(key)
+    return all(len(stem) >= 3 and stem.isalpha() and any(k.startswith(stem) for k in keys) for stem in stems)
 
 
 def shares_key_stem(value: str, key: str) -> bool:

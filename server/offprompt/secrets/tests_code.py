@@ -1,0 +1,42 @@
+"""Whether a place in a text is in test code: after the first line that makes the text a test (a test framework
+imported, a test function or class defined).
+
+A test's credentials are made up for it (`password = "secr3t"`, `postgresql://user:p4ss@host/db`): a handle in
+their place alters the code a coding agent reads and edits, and guards nothing. A value of a test that looks
+generated (16 characters or more, letters and digits) is still a secret: it may be a real key pasted into a test,
+and no rule can tell (docs/secrets.md, "Left alone").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["in_test"]
+
+#: A line of test code: Python's test frameworks and test functions and classes, JavaScript's suites and cases,
+#: Go's `testing`, Rust's test attributes, Perl's Test:: modules, JUnit's annotation, RSpec.
+_TEST_LINE = re.compile(
+    r"^[ \t]*(?:"
+    r"import[ \t]+(?:pytest|unittest)\b|from[ \t]+(?:pytest|unittest)\b"
+    r"|(?:async[ \t]+)?def[ \t]+test_?\w*[ \t]*\(|class[ \t]+Test\w*[ \t]*[(:]|class[ \t]+\w+\([\w.]*TestCase\)"
+    r"|(?:describe|it|test)[ \t]*\([ \t]*['\"`]"
+    r"|(?:import[ \t]+)?\"testing\"$|func[ \t]+Test\w+\([ \t]*\w+[ \t]+\*testing\.T\)"
+    r"|#\[(?:test|cfg\(test\))\]"
+    r"|use[ \t]+Test::\w+"
+    r"|@Test\b"
+    r"|RSpec\.describe\b"
+    r")",
+    re.MULTILINE,
+)
+
+
+@lru_cache(maxsize=8)  # a text's detectors ask it once per finding; `str` caches its own hash
+def _test_starts(text: str) -> int:
+    found = _TEST_LINE.search(text)
+    return found.start() if found else len(text) + 1
+
+
+def in_test(text: str, at: int) -> bool:
+    """Whether `at` comes after the first line of test code in `text`."""
+    return _test_starts(text) <= at
