@@ -1,11 +1,11 @@
 """False alarms of the secret detector on real code nobody tuned it on: handles per MB, and every hit listed.
 
-    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|…|tuned-9|held-out-8|all]
+    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|…|tuned-10|held-out-9|all]
         [--show N] [--out F]
 
 The corpus is code and docs already on the machine. A finding is a false alarm unless a reader judged it a
 live-looking key (`LIVE_LOOKING`: a real key the code ships, or a fixture no rule could tell from one); the
-listing shows every hit, with its line. Sixteen parts, each fixed before the rules were changed against it:
+listing shows every hit, with its line. Eighteen parts, each fixed before the rules were changed against it:
 
 - tuned: the Python standard library's top-level modules and packages `a`-`m` (site-packages left out);
 - tuned-2: the standard library `n`-`z`, Node's bundled API docs (`/usr/share/doc/nodejs/api`), npm's own
@@ -53,7 +53,11 @@ listing shows every hit, with its line. Sixteen parts, each fixed before the rul
   held-out-8), from a source of no earlier part, and in other languages than theirs: Perl's library, Vim's
   runtime, CMake's modules and help, Tcl/Tk's, PostgreSQL's shared SQL and the Rust toolchain's HTML docs, read as
   the text a page shows (`bench/secrets_languages.py`). In the order of the SHA-256 of their names, each part takes
-  every unit of its parity that keeps its files within 120 MB. held-out-8 only reports.
+  every unit of its parity that keeps its files within 120 MB. held-out-8 was the eighth round's held-out part;
+  its hits were read, so from the ninth round on it is fitted on too;
+- tuned-10 and held-out-9, split before the ninth round's changes by the same rule (even: tuned-10, odd:
+  held-out-9), from a source of no earlier part: the machine's English manual pages, each read as the words `man`
+  shows (`bench/secrets_manuals.py`); each part takes every page of its parity. held-out-9 only reports.
 
 The versions are pinned in `bench/secrets_precision_pins.json` (Python, Node, each distribution and package,
 the hashes of the package-lock files, for a doc directory, which has no version, the SHA-256 of its files, for the
@@ -87,6 +91,7 @@ from typing import Any
 from packaging.version import Version
 
 from bench import secrets_languages as languages
+from bench import secrets_manuals as manuals
 from bench.report import invocation, load_average, stamp
 from offprompt.secrets import find_secrets
 
@@ -624,6 +629,15 @@ def _eighth(part: str, parity: int) -> list[languages.Unit]:
     return taken
 
 
+#: The ninth split's source: the machine's English manual pages (`bench.secrets_manuals`), by the same rule; each
+#: part takes every page of its parity (about 60 MB of text each).
+def _ninth(part: str, parity: int) -> list[manuals.Page]:
+    """tuned-10 (even) or held-out-9 (odd); once pinned, the pages its pins name."""
+    if _pinned(part) is not None:
+        return [page for page in manuals.pages() if _in_part(part, page.name)]
+    return [page for page in manuals.pages() if _parity(page.name) == parity]
+
+
 def _wheel_texts(units: list[_Wheel]) -> Iterator[tuple[str, bytes]]:
     """Each text member of the wheels, named `wheel/member`, read from the archive."""
     for unit in units:
@@ -661,7 +675,12 @@ LANGUAGE_PARTS: dict[str, Callable[[], list[languages.Unit]]] = {
     "tuned-9": lambda: _eighth("tuned-9", 0),
     "held-out-8": lambda: _eighth("held-out-8", 1),
 }
-ALL_PARTS = (*PARTS, *WHEEL_PARTS, *LANGUAGE_PARTS)
+#: The parts of manual pages, each read as the words `man` shows.
+MANUAL_PARTS: dict[str, Callable[[], list[manuals.Page]]] = {
+    "tuned-10": lambda: _ninth("tuned-10", 0),
+    "held-out-9": lambda: _ninth("held-out-9", 1),
+}
+ALL_PARTS = (*PARTS, *WHEEL_PARTS, *LANGUAGE_PARTS, *MANUAL_PARTS)
 
 
 #: Hits a reader judged to be of a live-looking key (a real one shipped in the code, or a fixture no rule could tell
@@ -916,6 +935,13 @@ def _texts(part: str) -> Iterator[tuple[str, str]]:
             except UnicodeDecodeError:
                 continue
         return
+    if part in MANUAL_PARTS:
+        for page in MANUAL_PARTS[part]():
+            try:
+                yield str(page.path), manuals.read(page.path)
+            except (UnicodeDecodeError, OSError, EOFError):
+                continue
+        return
     if part in LANGUAGE_PARTS:
         for path in (path for unit in LANGUAGE_PARTS[part]() for path in unit.files):
             try:
@@ -1032,6 +1058,9 @@ def versions() -> dict[str, Any]:
     }
     for part, parity in (("tuned-9", 0), ("held-out-8", 1)):
         found[part] = {"files": {unit.name: unit.version for unit in _eighth(part, parity)}}
+    found["ninth split"] = {"manuals": str(manuals.MANUALS)}
+    for part, parity in (("tuned-10", 0), ("held-out-9", 1)):
+        found[part] = {"pages": {page.name: page.version for page in _ninth(part, parity)}}
     return found
 
 
