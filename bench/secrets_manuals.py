@@ -2,7 +2,8 @@
 English ones), none of them in an earlier part.
 
 A page is read as the words `man` shows: the troff source decompressed, its comments dropped, its font and size
-changes dropped, `\\-` read as `-` and the named quote and dash characters as the characters they name. Its
+changes dropped, `\\-` read as `-` and the named quote and dash characters (and pod2man's strings for them, `\\*(Aq`)
+as the characters they name. Its
 requests (`.TP`, `.B …`) stay: what matters is the text an option's description and a page's examples hold, the
 text a tool returning a manual gives. A unit is one page, by its section and name (`man1/git-config.1`).
 """
@@ -23,6 +24,7 @@ _FONT = re.compile(r"\\f(?:\[[^\]]*\]|\([A-Za-z]{2}|[A-Za-z0-9])|\\s[+-]?\d|\\&|
 _NAMED = {
     r"\-": "-", r"\(aq": "'", r"\(dq": '"', r"\(lq": '"', r"\(rq": '"', r"\(oq": "'", r"\(cq": "'", r"\(em": "--",
     r"\(en": "-", r"\(hy": "-", r"\e": "\\", r"\(ti": "~", r"\(ha": "^", r"\(ga": "`", r"\ ": " ", r"\~": " ",
+    r"\*(Aq": "'", r'\*(L"': '"', r'\*(R"': '"', r"\*(C+": "C++", r"\*(--": "--",  # pod2man's strings
 }  # fmt: skip
 _NAMED_RE = re.compile("|".join(re.escape(name) for name in sorted(_NAMED, key=len, reverse=True)))
 
