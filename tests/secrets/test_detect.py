@@ -753,6 +753,42 @@ RULES: dict[str, tuple[str, str, str]] = {
         "CREDENTIAL_HELPER_KEY = 'credXk92Lq'\n",
         "credXk92Lq",
     ),
+    # the ninth round's (tuned-10 and held-out-8)
+    "a record's format": (
+        "hostname:port:username:password:base_dn\n",
+        "hostname:port:username:password:9f8Xk2q1\n",
+        "9f8Xk2q1",
+    ),
+    "a command's output": ("    my $pwd = `cmd /c cd`;\n", "    const password = `Xk92jd0qL`;\n", "`Xk92jd0qL`"),
+    "a setting named in prose": (
+        "See LoadCredential= and SetCredential= above.\n",
+        "SetCredential=above9Xq\n",
+        "above9Xq",
+    ),
+    "a Vim function's argument": ("  let g:netrw_passwd=a:2\n", "  let g:netrw_passwd='a2Xk9qL'\n", "a2Xk9qL"),
+    "an option in a synopsis": (
+        "gcloud iam oauth-clients credentials delete (CREDENTIAL : --location=LOCATION --oauth-client=OAUTH_CLIENT)\n",
+        "CREDENTIAL : Xk92jd0qLm\n",
+        "Xk92jd0qLm",
+    ),
+    "a volume's key file": (
+        "rd.luks.key=b40f1abf-2a53-400a-889a-2eccc27eaa40=/keyfile:LABEL=keydev\n",
+        "rd.luks.key=b40f1abf2a53400a889a2eccc27eaa40\n",
+        "b40f1abf2a53400a889a2eccc27eaa40",
+    ),
+    "an IPv6 interface identifier": ("Token=::1a:2b:3c:4d\n", "Token=1a2b3c4dXk92\n", "1a2b3c4dXk92"),
+    "a template's doubled letters": (
+        '"-smbios type=11,value=io.systemd.credential:xx=yy"\n',
+        '"-smbios type=11,value=io.systemd.credential:xk=y9Lq2"\n',
+        "xk=y9Lq2",
+    ),
+    "a documented command line continued": (
+        "$ gcloud oracle-database autonomous-databases generate-wallet \\\n"
+        "    my-instance --location=us-east4 --password=123Abpassword\n",
+        "gcloud oracle-database autonomous-databases generate-wallet \\\n"
+        "    my-instance --location=us-east4 --password=123Abpassword\n",
+        "123Abpassword",
+    ),
 }
 
 

@@ -29,6 +29,8 @@ __all__ = ["holds_none"]
 
 #: Letters typed in runs, a placeholder's (`xxxxyyyy`, `aaaabbbbcccc`), punctuation after it aside.
 _LETTER_RUNS = re.compile(r"(?:([A-Za-z])\1{3,}){2,}[^\w\s]?")
+#: Doubled letters as a template's names (`xx=yy`, `credential:xx=yy` of systemd.exec(5)).
+_LETTER_PAIRS = re.compile(r"([a-z])\1(?:[=:_-]([a-z])\2)+")
 
 
 # A key whose value is a secret ends with a word of the "password" detector: `db_password`, `API_KEY`,
@@ -78,6 +80,9 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or _anonymous_login(match.string, match.start(match.lastgroup or "bare"), value)
         or _enumerated(match.string, match.start(), value)
         or _among_numbers(match.string, key_start, value)
+        or _record_format(match.string, key_start)
+        or _command_output(match.string, key_start, value)
+        or _setting_in_prose(match, value)
         or (not random_looking(value) and _in_field_list(match.string, key_start))
         or (not random_looking(value) and _option_in_docs(match.string, key_start, key))
         or (not random_looking(value) and in_test(match.string, key_start))
@@ -182,6 +187,43 @@ def _among_numbers(text: str, at: int, value: str) -> bool:
     return any(_NUMBER_ENTRY.fullmatch(line) is not None for line in (previous, following))
 
 
+#: A line of field names joined by colons, a record's format (`group_name:password:GID:user_list`).
+_RECORD_FORMAT = re.compile(r"[ \t]*[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*){2,}[ \t]*")
+
+
+def _record_format(text: str, key_start: int) -> bool:
+    """The key is one field of a record's format (`hostname:port:username:password:base_dn`, `pw_name:pw_passwd:…`
+    of group(5) and newusers(8)): what follows it is the next field's name. A record itself has a value of its
+    own in the field (`db:5432:app:admin:Xk92jd0q`, a `.pgpass` line, has a port among them) and stays a secret."""
+    if key_start > 0 and text[key_start - 1] not in ":\n":
+        return False
+    return _RECORD_FORMAT.fullmatch(next(_lines_back(text, key_start)) + _rest_of_line(text, key_start)) is not None
+
+
+def _command_output(text: str, key_start: int, value: str) -> bool:
+    """A value in backticks given to a `$` variable (`my $pwd = \\`cmd /c cd\\``): Perl, PHP and the shell run
+    what backticks hold, so the value is a command's output, not a literal. A JavaScript template literal's
+    variable has no `$`."""
+    return text[key_start - 1 : key_start] == "$" and value.startswith("`")
+
+
+#: After `Name=`, a space and a lower-case word ending a clause (`See LoadCredential= and SetCredential= above.`).
+_PROSE_AFTER_SETTING = re.compile(r"[ \t]+[a-z]+[.,;]?(?:\s|$)")
+
+
+def _setting_in_prose(match: re.Match[str], value: str) -> bool:
+    """A setting's name in a sentence (`SetCredential= above.`): a space between `=` and a word of prose, which no
+    `KEY=value` line of a config or an env file has."""
+    text = match.string
+    equals = text.rfind("=", match.end("word"), match.start(match.lastgroup or "bare"))
+    return (
+        equals != -1
+        and value.rstrip(".,;").isalpha()
+        and value.islower()
+        and (_PROSE_AFTER_SETTING.match(text, equals + 1) is not None)
+    )
+
+
 #: A command line of documentation: a prompt, or a placeholder of the command or of a value (`$ {command} …`,
 #: `--name=<your_new_lint>`).
 _COMMAND_DOC = re.compile(r"^[ \t]*\$[ \t]|\{[a-z_]{1,40}\}|<[a-z][\w-]{0,40}>", re.MULTILINE)
@@ -189,18 +231,22 @@ _COMMAND_DOC = re.compile(r"^[ \t]*\$[ \t]|\{[a-z_]{1,40}\}|<[a-z][\w-]{0,40}>",
 
 def _option_in_docs(text: str, key_start: int, key: str) -> bool:
     """The key is a command-line option (`--password=postgres`) of a command line of documentation (a prompt, a
-    placeholder on it or on the line it continues), or names one as a mapping's key (`"--secret": "dynamic"`, a
+    placeholder on it or on a line it continues with `\\`), or names one as a mapping's key (`"--secret": "dynamic"`, a
     completer's kind): the value is an example or a description; the caller keeps a random token a secret."""
     if not key.startswith("--"):
         return False
     if text[key_start - 1 : key_start] in ('"', "'"):
         return True  # `"--secret": "dynamic"`
-    lines = _lines_back(text, key_start, most=2)
+    lines = _lines_back(text, key_start, most=12)
     own = next(lines)
     if _COMMAND_DOC.search(own) is not None or _COMMAND_DOC.search(_rest_of_line(text, key_start)) is not None:
         return True
-    before = next(lines, "")
-    return own.lstrip().startswith("--") and _COMMAND_DOC.search(before) is not None  # a continued command line
+    for before in lines:  # the lines this one continues, back to the command's first (`$ gcloud … \`)
+        if not before.rstrip().endswith("\\"):
+            return False
+        if _COMMAND_DOC.search(before) is not None:
+            return True
+    return False
 
 
 def _rest_of_line(text: str, at: int) -> str:
@@ -264,6 +310,10 @@ _UNPACKING = re.compile(r"(?<=[(,\s])\*{1,2}(?=[A-Za-z_])")  # `*args`, `**kwarg
 
 
 _POWER = re.compile(r"(?<=\d)\*\*(?=\d)")  # `randrange(2**64)`: arithmetic, no password's stars
+
+
+#: A Vim variable or a function's argument by number (`g:netrw_passwd`, `a:2`).
+_VIM_NAME = re.compile(r"[abglstvw]:(?:[A-Za-z_]\w*|\d{1,2})")
 
 
 #: Minified JavaScript's booleans (`this.pass=!1`, `withCredentials=!1`).
@@ -383,10 +433,14 @@ def _not_a_credential(value: str) -> bool:
         or values.is_arn(bare)
         or values.is_alphabet_walk(bare)
         or _LETTER_RUNS.fullmatch(bare) is not None
+        or _LETTER_PAIRS.fullmatch(bare) is not None
         or values.is_public_key(bare)
         or _REGEX_CLASS.match(bare) is not None  # `client_secret=\w+` in a pattern that masks one
         or _ESCAPES_ONLY.fullmatch(bare) is not None  # `credential = "\\n".join(…)`: a separator
-        or _PERL_REGEX.match(bare) is not None  # `my $Token = qr/[\x21\x23-\x27…]/`: a pattern of tokens
+        or _PERL_REGEX.match(bare) is not None
+        or _OPTION.match(bare) is not None  # `(CREDENTIAL : --location=LOCATION …)`: a synopsis' next option
+        or _UUID_TO_PATH.match(bare) is not None  # `rd.luks.key=<uuid>=/keyfile`: a volume's key file
+        or values.is_ipv6(bare)  # `my $Token = qr/[\x21\x23-\x27…]/`: a pattern of tokens
     )
 
 
@@ -412,6 +466,12 @@ _REGEX_CLASS = re.compile(r"\\[wdsSWD][+*]")
 
 
 _PERL_REGEX = re.compile(r"qr[/{(!|#\[<]")
+
+
+_OPTION = re.compile(r"--[A-Za-z][\w-]*(?:=|$)")
+
+
+_UUID_TO_PATH = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}=/")
 
 
 #: Only escaped white space: `\n`, `\r\n`, `\t`, written as code writes them.
@@ -454,7 +514,7 @@ def _is_code(match: re.Match[str], value: str) -> bool:
     or the next word of a sentence (`pwd: expected bytes`)."""
     lowered = value.lower()
     called = _CALL.match(_POWER.sub("", _UNPACKING.sub("", value)))  # `Credential(**obo_kwargs)`, `randrange(2**64)`
-    if called or lowered in _CODE_WORDS or value in _MINIFIED_BOOLEANS:
+    if called or lowered in _CODE_WORDS or value in _MINIFIED_BOOLEANS or _VIM_NAME.fullmatch(value):
         return True  # a call, an index, minified code's `!1`
     if _DOTTED.fullmatch(value) and _WORD_PART.search(value):
         return True  # a call, an index, an attribute: config['password'], getpass(), self.password

@@ -27,6 +27,7 @@ __all__ = [
     "is_counting_hex",
     "is_data",
     "is_file_name",
+    "is_ipv6",
     "is_key_name",
     "is_label",
     "is_named_for",
@@ -451,6 +452,17 @@ def is_resource_name(value: str) -> bool:
 
 
 _UUID_NAME = re.compile(r"(?:[a-z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12,13}", re.IGNORECASE)
+
+
+#: An IPv6 address or interface identifier with `::` (`::1a:2b:3c:4d`, `static:::1a:2b:3c:4d`, `fe80::1`).
+_IPV6 = re.compile(
+    r"(?:[a-z]+:)?(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4}){0,6})?::(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4}){0,6})?"
+)
+
+
+def is_ipv6(value: str) -> bool:
+    """An IPv6 address or a network's interface identifier written with `::` (systemd.network's `Token=`)."""
+    return "::" in value and _IPV6.fullmatch(value) is not None
 
 
 def is_uuid_name(value: str) -> bool:
