@@ -789,6 +789,12 @@ RULES: dict[str, tuple[str, str, str]] = {
         "    my-instance --location=us-east4 --password=123Abpassword\n",
         "123Abpassword",
     ),
+    # after declarations with a type were read (`X_SECRET: Final[str] = "…"`)
+    "a run typed over and over": (
+        'COGNITO_TOTP_MFA_SECRET = "asdfasdfasdf"\n',
+        'COGNITO_TOTP_MFA_SECRET = "asdfasdfXk92"\n',
+        "asdfasdfXk92",
+    ),
 }
 
 
@@ -833,6 +839,30 @@ def test_a_secret_of_the_same_shape_is_still_found(rule: str) -> None:
 CREDENTIALS = ["Xk92jd0qLm7vTb3z", "q8^Zr2!LmX7v", "Dragon1994!", "sunshine42", "3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"]
 GENERATED = ["a1b2c3d4-e5f6-7890-abcd-ef1234567890", "live_Xk92jd0qLm7vTb3zQw1e", "Xk92jd0qLm7vTb3z"]
 FORMS = ["{k}={v}\n", "{k}: {v}\n", '"{k}": "{v}",\n', "{k} = '{v}'\n", 'connect({k}="{v}")\n']
+
+
+#: Declarations with their type between the name and the value: Python's annotations, TypeScript's, Rust's,
+#: Kotlin's and Swift's. The type is not the value (`password: bool` holds none).
+TYPED_FORMS = [
+    '    {k}: str = "{v}"\n',
+    '{k}: Optional[str] = "{v}"\n',
+    '{k}: str | None = "{v}"\n',
+    '    private readonly {k}: string = "{v}";\n',
+    'const {k}: &str = "{v}";\n',
+    'static {k}: &\'static str = "{v}";\n',
+    'val {k}: String = "{v}"\n',
+    'let {k}: String? = "{v}"\n',
+]
+
+
+@pytest.mark.parametrize(("key", "value"), [("DB_PASSWORD", "Dragon1994!"), ("api_key", "Xk92jd0qLm7vTb3z")])
+@pytest.mark.parametrize("form", TYPED_FORMS)
+def test_a_declaration_with_its_type_keeps_its_value_a_secret(key: str, value: str, form: str) -> None:
+    assert [finding.value for finding in find_secrets(form.format(k=key, v=value))] == [value]
+
+
+def test_a_condition_before_a_statement_is_no_declaration() -> None:
+    assert find_secrets('if token: auth = "Bearer-x9"\n') == []
 
 
 @pytest.mark.parametrize(

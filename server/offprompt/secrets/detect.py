@@ -99,6 +99,16 @@ _VALUE = (
     r"""|(?P<bare>[^\s"',;&<>)}\]]{1,4096}))"""
 )
 _ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=(?!=)|:=|:(?!:)|=>)[ \t]{0,8}"""  # `::` is a path, `==` a comparison
+# A declaration with its type between the name and the value: Python's `password: str = "…"` (`Optional[str]`,
+# `str | None`), TypeScript's `apiKey: string = "…"`, Rust's `PASSWORD: &'static str = "…"`, Kotlin's and Swift's
+# `String?`. Tried before `_ASSIGN`, which would take the type for the value (`password: bool` is one).
+# A type is a reference, a capitalised name or a lower-case string type: `if token: auth = "Bearer " + token` is
+# a statement after a condition, not a declaration (case-sensitive inside the pattern, which ignores case).
+_TYPE = (
+    r"""(?-i:&(?:'static[ \t]+)?(?:mut[ \t]+)?[A-Za-z_][\w.]{0,60}|[A-Z][\w.]{0,60}|(?:str|string|bytes|any|char))"""
+    r"""(?:\[[^\]=\n]{0,80}\]|<[^>=\n]{0,80}>)?\??"""
+)
+_TYPED = rf"""[ \t]{{0,8}}:[ \t]{{0,8}}{_TYPE}(?:[ \t]*\|[ \t]*{_TYPE}){{0,3}}[ \t]{{0,8}}=(?![=>])[ \t]{{0,8}}"""
 
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
 
@@ -377,11 +387,11 @@ _DETECTORS: tuple[_Detector, ...] = (
     _Detector(
         "password",
         ("pass", "pwd", "secret", "key", "token", "credential"),  # where each key word of the pattern starts
-        # key = value, key: value, "key": "value", KEY=value (env). Matched at the word; the key's name is read
-        # back from it (see _keyword_kind).
+        # key = value, key: value, "key": "value", KEY=value (env), key: Type = value. Matched at the word; the
+        # key's name is read back from it (see _keyword_kind).
         _compile(
             r"(?P<word>passw(?:or)?d|passphrase|pass|pwd|secret|key|token|credentials?)(?![A-Za-z0-9])"
-            + _ASSIGN
+            + f"(?:{_TYPED}|{_ASSIGN})"
             + _VALUE,
             re.IGNORECASE,
         ),

@@ -432,6 +432,7 @@ def _not_a_credential(value: str) -> bool:
         or values.is_phrase(bare)
         or values.is_arn(bare)
         or values.is_alphabet_walk(bare)
+        or values.is_repeated_run(bare)
         or _LETTER_RUNS.fullmatch(bare) is not None
         or _LETTER_PAIRS.fullmatch(bare) is not None
         or values.is_public_key(bare)

@@ -33,6 +33,7 @@ __all__ = [
     "is_named_for",
     "is_phrase",
     "is_public_key",
+    "is_repeated_run",
     "is_resource_name",
     "is_sentence",
     "is_sequence",
@@ -400,6 +401,15 @@ def is_arn(value: str) -> bool:
     """An Amazon Resource Name (`arn:aws:kms:us-west-2:111122223333:key/…`, `arn:aws:secretsmanager:…:secret:N`):
     the name of a key or a secret, not its value."""
     return _ARN.fullmatch(value) is not None
+
+
+def is_repeated_run(value: str) -> bool:
+    """A short run typed over and over (`asdfasdfasdf`, `abcabcabc`, `123123123`): a placeholder of a mock or an
+    example, at least three times a run of two to six characters."""
+    return any(
+        len(value) % size == 0 and len(value) // size >= 3 and value == value[:size] * (len(value) // size)
+        for size in range(2, 7)
+    )
 
 
 def is_alphabet_walk(value: str) -> bool:
