@@ -795,6 +795,12 @@ RULES: dict[str, tuple[str, str, str]] = {
         'COGNITO_TOTP_MFA_SECRET = "asdfasdfXk92"\n',
         "asdfasdfXk92",
     ),
+    # after held-out-9 was read
+    "a record's format as a manual page gives it": (
+        ".B name:passwd:uid:gid:gecos:dir:shell\nhostname:port:username:password:base_dn:flags:\n",
+        ".B name:passwd:9f8Xk2q1\n",
+        "9f8Xk2q1",
+    ),
 }
 
 

@@ -188,14 +188,15 @@ def _among_numbers(text: str, at: int, value: str) -> bool:
 
 
 #: A line of field names joined by colons, a record's format (`group_name:password:GID:user_list`).
-_RECORD_FORMAT = re.compile(r"[ \t]*[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*){2,}[ \t]*")
+#: A troff request may open the line (`.B name:passwd:uid:…` of getpw(3)), a colon may close it (`…:base_dn:flags:`).
+_RECORD_FORMAT = re.compile(r"[ \t]*(?:\.[A-Z]{1,2}[ \t]+)?[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*){2,}:?[ \t]*")
 
 
 def _record_format(text: str, key_start: int) -> bool:
     """The key is one field of a record's format (`hostname:port:username:password:base_dn`, `pw_name:pw_passwd:…`
     of group(5) and newusers(8)): what follows it is the next field's name. A record itself has a value of its
     own in the field (`db:5432:app:admin:Xk92jd0q`, a `.pgpass` line, has a port among them) and stays a secret."""
-    if key_start > 0 and text[key_start - 1] not in ":\n":
+    if key_start > 0 and text[key_start - 1] not in ":\n ":
         return False
     return _RECORD_FORMAT.fullmatch(next(_lines_back(text, key_start)) + _rest_of_line(text, key_start)) is not None
 
