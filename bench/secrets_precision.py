@@ -1,11 +1,11 @@
 """False alarms of the secret detector on real code nobody tuned it on: handles per MB, and every hit listed.
 
-    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|…|tuned-10|held-out-9|all]
+    .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|…|tuned-11|held-out-10|all]
         [--show N] [--out F]
 
 The corpus is code and docs already on the machine. A finding is a false alarm unless a reader judged it a
 live-looking key (`LIVE_LOOKING`: a real key the code ships, or a fixture no rule could tell from one); the
-listing shows every hit, with its line. Eighteen parts, each fixed before the rules were changed against it:
+listing shows every hit, with its line. Twenty parts, each fixed before the rules were changed against it:
 
 - tuned: the Python standard library's top-level modules and packages `a`-`m` (site-packages left out);
 - tuned-2: the standard library `n`-`z`, Node's bundled API docs (`/usr/share/doc/nodejs/api`), npm's own
@@ -57,7 +57,12 @@ listing shows every hit, with its line. Eighteen parts, each fixed before the ru
   its hits were read, so from the ninth round on it is fitted on too;
 - tuned-10 and held-out-9, split before the ninth round's changes by the same rule (even: tuned-10, odd:
   held-out-9), from a source of no earlier part: the machine's English manual pages, each read as the words `man`
-  shows (`bench/secrets_manuals.py`); each part takes every page of its parity. held-out-9 only reports.
+  shows (`bench/secrets_manuals.py`); each part takes every page of its parity. held-out-9 was the ninth round's
+  held-out part; its hits were read, so from the tenth round on it is fitted on too;
+- tuned-11 and held-out-10, split before the tenth round's changes by the same rule (even: tuned-11, odd:
+  held-out-10), from the eighth split's units neither of its parts took (the cap left them out: most of the Rust
+  toolchain's API references). In the order of the SHA-256 of their names, each part takes every unit of its
+  parity that keeps its files within 120 MB. held-out-10 only reports.
 
 The versions are pinned in `bench/secrets_precision_pins.json` (Python, Node, each distribution and package,
 the hashes of the package-lock files, for a doc directory, which has no version, the SHA-256 of its files, for the
@@ -617,9 +622,25 @@ def _left(part: str, parity: int, earlier: tuple[str, ...]) -> list[_Wheel]:
 #: files within the cap.
 def _eighth(part: str, parity: int) -> list[languages.Unit]:
     """tuned-9 (even) or held-out-8 (odd); once pinned, the units its pins name."""
+    return _languages_left(part, parity, ())
+
+
+#: The tenth split's source: the eighth's units neither of its parts took (the cap left them out), by the same rule.
+def _tenth(part: str, parity: int) -> list[languages.Unit]:
+    """tuned-11 (even) or held-out-10 (odd); once pinned, the units its pins name."""
+    return _languages_left(part, parity, ("tuned-9", "held-out-8"))
+
+
+def _languages_left(part: str, parity: int, earlier: tuple[str, ...]) -> list[languages.Unit]:
+    """A part of the eighth split's units the earlier parts did not take, its parity's in hash order, each that
+    keeps its files within the cap; once pinned, the units its pins name."""
     if _pinned(part) is not None:
         return [unit for unit in languages.units() if _in_part(part, unit.name)]
-    ordered = sorted(languages.units(), key=lambda unit: hashlib.sha256(unit.name.encode()).hexdigest())
+    taken_before = {name for other in earlier for name in _pinned(other) or set()}
+    ordered = sorted(
+        (unit for unit in languages.units() if unit.name not in taken_before),
+        key=lambda unit: hashlib.sha256(unit.name.encode()).hexdigest(),
+    )
     taken: list[languages.Unit] = []
     total = 0
     for unit in ordered:
@@ -674,6 +695,8 @@ WHEEL_PARTS: dict[str, Callable[[], list[_Wheel]]] = {
 LANGUAGE_PARTS: dict[str, Callable[[], list[languages.Unit]]] = {
     "tuned-9": lambda: _eighth("tuned-9", 0),
     "held-out-8": lambda: _eighth("held-out-8", 1),
+    "tuned-11": lambda: _tenth("tuned-11", 0),
+    "held-out-10": lambda: _tenth("held-out-10", 1),
 }
 #: The parts of manual pages, each read as the words `man` shows.
 MANUAL_PARTS: dict[str, Callable[[], list[manuals.Page]]] = {
@@ -1075,6 +1098,9 @@ def versions() -> dict[str, Any]:
     found["ninth split"] = {"manuals": str(manuals.MANUALS)}
     for part, parity in (("tuned-10", 0), ("held-out-9", 1)):
         found[part] = {"pages": {page.name: page.version for page in _ninth(part, parity)}}
+    found["tenth split"] = {"the eighth split's units its parts did not take": True, "cap bytes": ARCHIVE_CAP}
+    for part, parity in (("tuned-11", 0), ("held-out-10", 1)):
+        found[part] = {"files": {unit.name: unit.version for unit in _tenth(part, parity)}}
     return found
 
 
