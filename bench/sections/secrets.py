@@ -46,10 +46,19 @@ def _texts() -> dict[str, str]:
         chunk += "\n" + rng.choice(cases).text + "\n"
         log.append(chunk)
         size += len(chunk)
+    people = [  # a table dump: every record holds a password, the case with the most findings per byte
+        {
+            "id": i,
+            "user": f"user{i}",
+            "password": "".join(rng.choice("abcdefghkmnpqrstuvwxyz23456789") for _ in range(12)),
+        }
+        for i in range(2_000)
+    ]
     return {
         "1 MB prose, no candidate": plain,
         "1 MB JSON records, candidates, no secret": json_text,
         "1 MB log, a secret or look-alike per ~10 KB": "".join(log)[:1_000_000],
+        "100 KB JSON records, a password in each": json.dumps(people, indent=1)[:100_000],
     }
 
 

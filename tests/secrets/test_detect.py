@@ -804,6 +804,18 @@ RULES: dict[str, tuple[str, str, str]] = {
 }
 
 
+def test_thousands_of_secrets_in_one_result_are_each_found_once_in_order() -> None:
+    # Kept findings are looked up by bisection: a token inside a password's value is still the token's finding.
+    lines = [
+        f'password="ghp_{i:04d}Xk92jd0qLm7vTb3zQw1eRt5yUi8oPaZx"\nurl=postgres://app:Pw{i:05d}q@db/x\n'
+        for i in range(1500)
+    ]
+    found = find_secrets("".join(lines))
+    assert [f.kind for f in found[:2]] == ["github-token", "connection-password"]
+    assert len(found) == 3000
+    assert all(a.end <= b.start for a, b in itertools.pairwise(found))
+
+
 def test_a_made_up_password_above_the_tests_of_its_file_is_still_a_secret() -> None:
     # Rust keeps a module's tests at its end: the code before `#[cfg(test)]` is not a test's.
     text = (

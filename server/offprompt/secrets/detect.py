@@ -16,6 +16,7 @@ rules for those are in `harmless` and `values`; reading a match's key and value 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -485,10 +486,16 @@ def find_secrets(text: str) -> list[Finding]:
         return []
     # Detector by detector, most specific first: a finding that overlaps one already kept is dropped, so a
     # GitHub token in `password=ghp_...` or in a URL's password is kept as a GitHub token.
+    # The kept findings never overlap, so in the order of their starts their ends are in order too: the one kept
+    # finding a new one could overlap is the last that starts before the new one ends (a bisection, not a scan of
+    # every finding kept: a result of 40,000 passwords took a minute).
     kept: list[Finding] = []
+    starts: list[int] = []
     for detector in _DETECTORS:
         for finding in _matches(detector, text, positions):
-            if not any(finding.start < k.end and k.start < finding.end for k in kept):
-                kept.append(finding)
-    kept.sort(key=lambda finding: finding.start)
+            at = bisect_left(starts, finding.end)
+            if at and kept[at - 1].end > finding.start:
+                continue
+            kept.insert(at, finding)
+            starts.insert(at, finding.start)
     return kept
