@@ -801,6 +801,22 @@ RULES: dict[str, tuple[str, str, str]] = {
         ".B name:passwd:9f8Xk2q1\n",
         "9f8Xk2q1",
     ),
+    # the tenth round's (tuned-11 and held-out-9)
+    "a value another key maps to": (
+        'my %types = (\n    text     => "TextInput",\n    password => "TextInput",\n);\n',
+        'my %types = (\n    text     => "TextInput",\n    password => "TextInput9Xq",\n);\n',
+        "TextInput9Xq",
+    ),
+    "a URL template's port named by a word": (
+        '# export http_proxy="http://proxyuser:proxypass@proxyhost:port".\n',
+        '# export http_proxy="http://proxyuser:proxypass@proxyhost:3128".\n',
+        "proxypass",
+    ),
+    "a Vim variable's index": (
+        "    let s:netrw_passwd = s:netrw_hup[host].passwd\n",
+        "    let s:netrw_passwd = 'Xk92jd0qL'\n",
+        "Xk92jd0qL",
+    ),
 }
 
 

@@ -209,14 +209,20 @@ _HOST = re.compile(r"[\w.-]{1,253}")
 def _connection_kind(match: re.Match[str]) -> str:
     """A URL's password, unless the URL is of a documentation domain (`https://abc:xyz@example.com`), its host's
     or its user's (`john%40example.com:pw@localhost`), or the password repeats its user (`guest:guest`), is a
-    sample account's (`scott:tiger`) or a test's made-up word (`postgresql://user:p4ss@host/db` in test code)."""
+    sample account's (`scott:tiger`) or a test's made-up word (`postgresql://user:p4ss@host/db` in test code), or
+    the URL is a template whose port is a word (`http://proxyuser:proxypass@proxyhost:port`)."""
     host = _HOST.match(match.string, match.end() - 1)
     user = unquote(match.string[match.start() + 3 : match.start("v") - 1])
     documented = (host is not None and _DOCUMENTATION_DOMAIN.search(host.group())) or _DOCUMENTATION_DOMAIN.search(user)
     password = unquote(match.group("v"))
     default = repeats_user(user, password) or SAMPLE_LOGINS.get(user.lower()) == password.lower()  # guest:guest
     made_up = not random_looking(password) and in_test(match.string, match.start())
-    return "" if documented or default or made_up else "connection-password"
+    template = host is not None and _WORD_PORT.match(match.string, host.end()) is not None  # `@proxyhost:port`
+    return "" if documented or default or made_up or template else "connection-password"
+
+
+#: A port written as a word, as a URL template does (`:port`, `:PORT`).
+_WORD_PORT = re.compile(r":[A-Za-z_]+(?![\w.-])")
 
 
 _KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{40}")

@@ -80,6 +80,7 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or _anonymous_login(match.string, match.start(match.lastgroup or "bare"), value)
         or _enumerated(match.string, match.start(), value)
         or _among_numbers(match.string, key_start, value)
+        or _value_of_another_key(match.string, match.start(match.lastgroup or "bare"), value)
         or _record_format(match.string, key_start)
         or _command_output(match.string, key_start, value)
         or _setting_in_prose(match, value)
@@ -201,6 +202,34 @@ def _record_format(text: str, key_start: int) -> bool:
     return _RECORD_FORMAT.fullmatch(next(_lines_back(text, key_start)) + _rest_of_line(text, key_start)) is not None
 
 
+#: A key right before a quoted value (`text     => "`, `"hidden": "`), read backwards from the quote.
+_KEY_BEFORE_VALUE = re.compile(r"""([A-Za-z_][\w-]{0,60})["']?[ \t]*(?:=>|=|:)[ \t]*$""")
+#: The words of a key that holds a secret (the `password` detector's).
+_SECRET_KEY_WORD = re.compile(r"pass|pwd|secret|key|token|cred", re.IGNORECASE)
+
+
+def _value_of_another_key(text: str, at: int, value: str) -> bool:
+    """The same quoted value given to a key that holds no secret elsewhere in the text (`text => "TextInput",
+    password => "TextInput"`, HTML::Form's input types): a name both keys map to. A value given to two secrets'
+    keys (`DB_PASSWORD=X`, `REDIS_PASSWORD=X`) is a secret in both places."""
+    if len(value) < 3:
+        return False
+    low, high = max(0, at - _NEARBY), at + len(value) + _NEARBY  # a mapping's keys are near: each look is bounded
+    for quote in ('"', "'"):
+        literal = f"{quote}{value}{quote}"
+        found = text.find(literal, low, high)
+        while found != -1:
+            if found + 1 != at:
+                key = _KEY_BEFORE_VALUE.search(text, max(0, found - 80), found)
+                if key is not None and _SECRET_KEY_WORD.search(key.group(1)) is None:
+                    return True
+            found = text.find(literal, found + 1, high)
+    return False
+
+
+_NEARBY = 2000
+
+
 def _command_output(text: str, key_start: int, value: str) -> bool:
     """A value in backticks given to a `$` variable (`my $pwd = \\`cmd /c cd\\``): Perl, PHP and the shell run
     what backticks hold, so the value is a command's output, not a literal. A JavaScript template literal's
@@ -304,7 +333,9 @@ _WORD_PART = re.compile(r"(?:^|\.)[A-Za-z_$]+(?:\.|$)")
 
 
 #: A call or an index of code: a name (or attribute path) and then `(` or `[`, with no password punctuation.
-_CALL = re.compile(r"[A-Za-z_$][\w$.#]*(?:::[A-Za-z_$][\w$.#]*)*[(\[][^!@#%^&*~]*$")  # `CPAN::anycwd()` too
+_CALL = re.compile(  # `CPAN::anycwd()` and Vim's `s:netrw_hup[host]` too
+    r"(?:[abglstvw]:)?[A-Za-z_$][\w$.#]*(?:::[A-Za-z_$][\w$.#]*)*[(\[][^!@#%^&*~]*$"
+)
 
 
 _UNPACKING = re.compile(r"(?<=[(,\s])\*{1,2}(?=[A-Za-z_])")  # `*args`, `**kwargs` in a call
