@@ -3,6 +3,8 @@ script does."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import mcp_types as mt
 import pytest
 from mcp import Client
@@ -89,6 +91,35 @@ async def test_a_query_right_after_a_store_ranks_the_unindexed_text_on_the_spot(
             assert "Saturn has 146 known moons." in results[0]["text"]
             assert results[0]["line"] <= 3001 <= results[0]["line"] + results[0]["text"].count("\n")
             assert f"Still indexing: {ns}. Its passages here were ranked by their words" in text_of(found)
+
+
+async def test_a_text_indexed_between_the_search_and_its_check_is_still_answered(
+    memory: TaskMemory, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The race a loaded machine hit: the lexical search ran before the text was chunked, and by the time the
+    # query asked what is still pending, it no longer was; the answer said "No passages found yet".
+    text = "".join(f"Line {n}: the probe logged nominal telemetry.\n" for n in range(300)) + "Saturn has 146 moons.\n"
+    searched = False
+    real_query, real_pending = memory.text.query, memory.text.pending
+
+    def query(*args: Any, **kwargs: Any) -> Any:
+        nonlocal searched
+        found = real_query(*args, **kwargs)
+        searched = True  # and right now the chunker finishes
+        return found
+
+    def pending(mode: Any = "hybrid") -> set[str]:
+        return set() if searched else real_pending(mode)
+
+    with chunker_held(memory):
+        ns = memory.store([TextArtifact(value=text)], tool="space.facts").namespace
+        monkeypatch.setattr(memory.text, "query", query)
+        monkeypatch.setattr(memory.text, "pending", pending)
+        found = await client.call_tool("memory_query", {"query": "how many moons has Saturn", "mode": "lexical"})
+    results = meta(found)["results"]
+    assert results, text_of(found)
+    assert results[0]["artifact_namespace"] == ns
+    assert "Saturn has 146 moons." in results[0]["text"]
 
 
 def test_tool_schemas_drop_titles_and_null_branches_and_keep_real_unions() -> None:

@@ -657,6 +657,9 @@ class TaskMemory:
         writes of others: it answers with what is indexed and names what is not yet."""
         scope = self._scope(namespace, owner)
         wait = namespace is not None or owner is not None
+        # Before the query: a text that reaches the lexical index after the search ran, but before the check
+        # below, was searched while missing and is no longer pending (a machine under load makes that likely).
+        pending_before = self.text.pending("lexical")
         phrasings = list(dict.fromkeys(q for q in (query, *queries) if q.strip())) or [query]
         if len(phrasings) == 1:
             ranking = self.text.query(phrasings[0], scope, top_k, mode, wait=wait)
@@ -672,10 +675,12 @@ class TaskMemory:
             return sorted(names if scope is None else names & set(scope))
 
         unchunked = in_scope(self.text.pending("lexical"))
-        if unchunked:
-            # Not in the lexical index yet (a reference just handed out): their stored text is ranked on the spot
-            # by its words, so a question right after a store always gets passages.
-            spot = self._on_the_spot(" ".join(phrasings), unchunked, top_k)
+        answered = {hit.namespace for hit in hits}
+        missed = [ns for ns in in_scope(pending_before) if ns not in unchunked and ns not in answered]
+        if unchunked or missed:
+            # Not in the lexical index yet (a reference just handed out), or not when the search ran: their stored
+            # text is ranked on the spot by its words, so a question right after a store always gets passages.
+            spot = self._on_the_spot(" ".join(phrasings), [*unchunked, *missed], top_k)
             if spot:
                 hits = self._with_lines(reciprocal_rank_fusion([hits, spot], top_k) if hits else spot[:top_k])
         return Answer(hits, in_scope(self.text.pending(mode)), by_words, unchunked)
