@@ -703,7 +703,9 @@ MANUAL_PARTS: dict[str, Callable[[], list[manuals.Page]]] = {
     "tuned-10": lambda: _ninth("tuned-10", 0),
     "held-out-9": lambda: _ninth("held-out-9", 1),
 }
-ALL_PARTS = (*PARTS, *WHEEL_PARTS, *LANGUAGE_PARTS, *MANUAL_PARTS)
+#: Every part, in the order of the rounds that split them.
+ALL_PARTS = (*PARTS, *WHEEL_PARTS, "tuned-9", "held-out-8", *MANUAL_PARTS, "tuned-11", "held-out-10")
+assert set(ALL_PARTS) == {*PARTS, *WHEEL_PARTS, *LANGUAGE_PARTS, *MANUAL_PARTS}
 
 
 #: Hits a reader judged to be of a live-looking key (a real one shipped in the code, or a fixture no rule could tell
