@@ -189,7 +189,8 @@ def _among_numbers(text: str, at: int, value: str) -> bool:
 
 
 #: A line of field names joined by colons, a record's format (`group_name:password:GID:user_list`).
-#: A troff request may open the line (`.B name:passwd:uid:…` of getpw(3)), a colon may close it (`…:base_dn:flags:`).
+#: A troff request may open the line (`.B name:passwd:uid:…` of getpw(3)), a colon may close it
+#: (`…:base_dn:flags:`).
 _RECORD_FORMAT = re.compile(r"[ \t]*(?:\.[A-Z]{1,2}[ \t]+)?[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*){2,}:?[ \t]*")
 
 
@@ -470,10 +471,10 @@ def _not_a_credential(value: str) -> bool:
         or values.is_public_key(bare)
         or _REGEX_CLASS.match(bare) is not None  # `client_secret=\w+` in a pattern that masks one
         or _ESCAPES_ONLY.fullmatch(bare) is not None  # `credential = "\\n".join(…)`: a separator
-        or _PERL_REGEX.match(bare) is not None
+        or _PERL_REGEX.match(bare) is not None  # `my $Token = qr/[\x21\x23-\x27…]/`: a pattern of tokens
         or _OPTION.match(bare) is not None  # `(CREDENTIAL : --location=LOCATION …)`: a synopsis' next option
         or _UUID_TO_PATH.match(bare) is not None  # `rd.luks.key=<uuid>=/keyfile`: a volume's key file
-        or values.is_ipv6(bare)  # `my $Token = qr/[\x21\x23-\x27…]/`: a pattern of tokens
+        or values.is_ipv6(bare)  # `Token=::1a:2b:3c:4d`: an interface identifier
     )
 
 
