@@ -91,7 +91,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from packaging.version import Version
 
@@ -580,9 +580,17 @@ def _fifth(part: str, parity: int) -> list[_Wheel]:
     return _capped([unit for unit in _fifth_units() if _parity(unit.name) == parity])
 
 
-def _capped(units: list[_Wheel]) -> list[_Wheel]:
+class _Sized(Protocol):
+    @property
+    def size(self) -> int: ...
+
+
+_Unit_T = TypeVar("_Unit_T", bound=_Sized)
+
+
+def _capped(units: list[_Unit_T]) -> list[_Unit_T]:
     """The units, in their order, each that keeps their text within `ARCHIVE_CAP`."""
-    taken: list[_Wheel] = []
+    taken: list[_Unit_T] = []
     total = 0
     for unit in units:
         if total + unit.size > ARCHIVE_CAP:
@@ -638,16 +646,10 @@ def _languages_left(part: str, parity: int, earlier: tuple[str, ...]) -> list[la
         return [unit for unit in languages.units() if _in_part(part, unit.name)]
     taken_before = {name for other in earlier for name in _pinned(other) or set()}
     ordered = sorted(
-        (unit for unit in languages.units() if unit.name not in taken_before),
+        (unit for unit in languages.units() if unit.name not in taken_before and _parity(unit.name) == parity),
         key=lambda unit: hashlib.sha256(unit.name.encode()).hexdigest(),
     )
-    taken: list[languages.Unit] = []
-    total = 0
-    for unit in ordered:
-        if _parity(unit.name) == parity and total + unit.size <= ARCHIVE_CAP:
-            taken.append(unit)
-            total += unit.size
-    return taken
+    return _capped(ordered)
 
 
 #: The ninth split's source: the machine's English manual pages (`bench.secrets_manuals`), by the same rule; each
