@@ -156,12 +156,7 @@ def _enumerated(text: str, at: int, value: str) -> bool:
     an error code of an enumeration, not a password."""
     if not value.isdigit():
         return False
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    end = len(text) if end == -1 else end
-    previous = text[text.rfind("\n", 0, max(0, start - 1)) + 1 : max(0, start - 1)] if start else ""
-    after = text.find("\n", end + 1)
-    following = text[end + 1 : len(text) if after == -1 else after]
+    previous, following = _neighbour_lines(text, at)
     for line, step in ((previous, -1), (following, 1)):
         constant = _CONSTANT_LINE.fullmatch(line)
         if constant and int(constant.group(1)) == int(value) + step:
@@ -179,13 +174,18 @@ def _among_numbers(text: str, at: int, value: str) -> bool:
     a number after `DB_PASSWORD =` or `password:` of a config is still a secret."""
     if not value.isdigit() or text[at - 1 : at] not in ('"', "'"):
         return False
+    return any(_NUMBER_ENTRY.fullmatch(line) is not None for line in _neighbour_lines(text, at))
+
+
+def _neighbour_lines(text: str, at: int) -> tuple[str, str]:
+    """The line before the one `at` is on and the line after it ("" at the text's start or end)."""
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)
     end = len(text) if end == -1 else end
     previous = text[text.rfind("\n", 0, max(0, start - 1)) + 1 : max(0, start - 1)] if start else ""
     after = text.find("\n", end + 1)
     following = text[end + 1 : len(text) if after == -1 else after] if end < len(text) else ""
-    return any(_NUMBER_ENTRY.fullmatch(line) is not None for line in (previous, following))
+    return previous, following
 
 
 #: A line of field names joined by colons, a record's format (`group_name:password:GID:user_list`).
