@@ -11,6 +11,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from offprompt.secrets import values
 from offprompt.secrets.keyed import (
@@ -95,10 +96,17 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
 _FIELD_LISTS = frozenset({"Args:", "Arguments:", "Parameters:", "Keyword Args:", "Kwargs:", "Attributes:"})
 
 
+@lru_cache(maxsize=8)  # asked once per finding of a text; `str` caches its own hash
+def _holds_field_lists(text: str) -> bool:
+    return any(header in text for header in _FIELD_LISTS)
+
+
 def _in_field_list(text: str, key_start: int) -> bool:
     """A key indented under a docstring's `Args:` (or `Attributes:`) header: its value is the parameter's
     description (`credentials: Unused.`, `oauth2ClientSecret: OAuth2 client secret to use`); the caller keeps a
     random token there a secret."""
+    if not _holds_field_lists(text):
+        return False
     lines = _lines_back(text, key_start)
     own = next(lines)
     if own.strip():
@@ -512,9 +520,17 @@ _UUID_TO_PATH = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12
 _ESCAPES_ONLY = re.compile(r"(?:\\{1,2}[nrt]|[ \t])+")
 
 
+@lru_cache(maxsize=8)
+def _holds_doctest_lines(text: str) -> bool:
+    """Whether any line could be a doctest's (`>>>`, `...`): most texts have none, and then no line is looked at."""
+    return ">>>" in text or "..." in text
+
+
 def _in_doctest(text: str, at: int) -> bool:
     """Whether `at` is on a line of a doctest (`>>> `, `... `) or of the answer it prints (the lines after one,
     up to a blank line): a documentation example."""
+    if not _holds_doctest_lines(text):
+        return False
     lines = _lines_back(text, at)
     if _doctest_line(next(lines).strip()):
         return True
