@@ -832,6 +832,16 @@ def test_thousands_of_secrets_in_one_result_are_each_found_once_in_order() -> No
     assert all(a.end <= b.start for a, b in itertools.pairwise(found))
 
 
+def test_a_log_that_prints_a_failed_test_and_then_the_environment_keeps_its_secrets() -> None:
+    # pytest shows the failing test's source; the CI job's environment dump after it is no test's literal.
+    log = (
+        "____ LoginTest.test_login ____\n\n    def test_login(self):\n>       assert login()\n"
+        "E       AssertionError\n\n"
+        "env:\nDB_PASSWORD=Winter2024\nREDIS_URL=redis://app:Summer2025@cache:6379/0\n"
+    )
+    assert [finding.value for finding in find_secrets(log)] == ["Winter2024", "Summer2025"]
+
+
 def test_a_made_up_password_above_the_tests_of_its_file_is_still_a_secret() -> None:
     # Rust keeps a module's tests at its end: the code before `#[cfg(test)]` is not a test's.
     text = (

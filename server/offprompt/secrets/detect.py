@@ -40,7 +40,7 @@ from offprompt.secrets.keyed import (
     value_of,
     value_span,
 )
-from offprompt.secrets.tests_code import in_test
+from offprompt.secrets.tests_code import in_test_literal
 
 __all__ = ["KINDS", "Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
 
@@ -216,7 +216,7 @@ def _connection_kind(match: re.Match[str]) -> str:
     documented = (host is not None and _DOCUMENTATION_DOMAIN.search(host.group())) or _DOCUMENTATION_DOMAIN.search(user)
     password = unquote(match.group("v"))
     default = repeats_user(user, password) or SAMPLE_LOGINS.get(user.lower()) == password.lower()  # guest:guest
-    made_up = not random_looking(password) and in_test(match.string, match.start())
+    made_up = not random_looking(password) and in_test_literal(match.string, match.start())
     template = host is not None and _WORD_PORT.match(match.string, host.end()) is not None  # `@proxyhost:port`
     return "" if documented or default or made_up or template else "connection-password"
 

@@ -23,7 +23,7 @@ from offprompt.secrets.keyed import (
     repeats_user,
     value_of,
 )
-from offprompt.secrets.tests_code import in_test
+from offprompt.secrets.tests_code import in_test_literal
 
 __all__ = ["holds_none"]
 
@@ -87,7 +87,7 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or _setting_in_prose(match, value)
         or (not random_looking(value) and _in_field_list(match.string, key_start))
         or (not random_looking(value) and _option_in_docs(match.string, key_start, key))
-        or (not random_looking(value) and in_test(match.string, key_start))
+        or (not random_looking(value) and in_test_literal(match.string, match.start(match.lastgroup or "bare") + 1))
     )
 
 

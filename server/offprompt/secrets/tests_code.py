@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["in_test"]
+__all__ = ["in_test", "in_test_literal"]
 
 #: A line of test code: Python's test frameworks and test functions and classes, JavaScript's suites and cases,
 #: Go's `testing`, Rust's test attributes, Perl's Test:: modules, JUnit's annotation, RSpec.
@@ -40,3 +40,13 @@ def _test_starts(text: str) -> int:
 def in_test(text: str, at: int) -> bool:
     """Whether `at` comes after the first line of test code in `text`."""
     return _test_starts(text) <= at
+
+
+def in_test_literal(text: str, at: int) -> bool:
+    """Whether `at` is in a string literal of test code: after the first line of test code, with a quote before it
+    on its line (`password = "secr3t"`, `mask("postgresql://user:p4ss@db")`). A `KEY=value` line is no literal: a
+    log that prints a failed test's source and then the environment (`DB_PASSWORD=Winter2024`) keeps its secrets."""
+    if not in_test(text, at):
+        return False
+    line_start = text.rfind("\n", 0, at) + 1
+    return any(quote in text[line_start:at] for quote in "\"'`")
