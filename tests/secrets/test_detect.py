@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import gc
 import itertools
+import weakref
 
 import pytest
 
@@ -917,3 +919,17 @@ def test_a_condition_before_a_statement_is_no_declaration() -> None:
 @pytest.mark.parametrize("form", FORMS)
 def test_credentials_in_code_and_config_are_still_found(key: str, value: str, form: str) -> None:
     assert [finding.value for finding in find_secrets(form.format(k=key, v=value))] == [value]
+
+
+def test_a_scanned_text_is_not_kept_alive_after_its_scan() -> None:
+    # What a scan learns of a whole text (where its test code starts) lasts for that scan: a server that kept the
+    # last results' texts would hold megabytes each long after answering them.
+    class Result(str):
+        pass
+
+    text = Result("import unittest\n\ndef test_login():\n    password = 'secr3t'\n" + "x = 1\n" * 10_000)
+    assert find_secrets(text) == []
+    alive = weakref.ref(text)
+    del text
+    gc.collect()
+    assert alive() is None

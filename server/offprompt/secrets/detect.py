@@ -40,6 +40,7 @@ from offprompt.secrets.keyed import (
     value_of,
     value_span,
 )
+from offprompt.secrets.scan import scanning
 from offprompt.secrets.tests_code import in_test_literal
 
 __all__ = ["KINDS", "Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
@@ -497,11 +498,12 @@ def find_secrets(text: str) -> list[Finding]:
     # every finding kept: a result of 40,000 passwords took a minute).
     kept: list[Finding] = []
     starts: list[int] = []
-    for detector in _DETECTORS:
-        for finding in _matches(detector, text, positions):
-            at = bisect_left(starts, finding.end)
-            if at and kept[at - 1].end > finding.start:
-                continue
-            kept.insert(at, finding)
-            starts.insert(at, finding.start)
+    with scanning(text):
+        for detector in _DETECTORS:
+            for finding in _matches(detector, text, positions):
+                at = bisect_left(starts, finding.end)
+                if at and kept[at - 1].end > finding.start:
+                    continue
+                kept.insert(at, finding)
+                starts.insert(at, finding.start)
     return kept

@@ -11,7 +11,6 @@ import base64
 import binascii
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 
 from offprompt.secrets import values
 from offprompt.secrets.keyed import (
@@ -23,6 +22,7 @@ from offprompt.secrets.keyed import (
     repeats_user,
     value_of,
 )
+from offprompt.secrets.scan import once
 from offprompt.secrets.tests_code import in_test_literal
 
 __all__ = ["holds_none"]
@@ -87,6 +87,7 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or _setting_in_prose(match, value)
         or (not random_looking(value) and _in_field_list(match.string, key_start))
         or (not random_looking(value) and _option_in_docs(match.string, key_start, key))
+        # + 1: a bare value's own opening backtick is a quote too (`` `secr3t` ``)
         or (not random_looking(value) and in_test_literal(match.string, match.start(match.lastgroup or "bare") + 1))
     )
 
@@ -96,9 +97,8 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
 _FIELD_LISTS = frozenset({"Args:", "Arguments:", "Parameters:", "Keyword Args:", "Kwargs:", "Attributes:"})
 
 
-@lru_cache(maxsize=8)  # asked once per finding of a text; `str` caches its own hash
 def _holds_field_lists(text: str) -> bool:
-    return any(header in text for header in _FIELD_LISTS)
+    return once(text, "field lists", lambda: any(header in text for header in _FIELD_LISTS))
 
 
 def _in_field_list(text: str, key_start: int) -> bool:
@@ -520,10 +520,9 @@ _UUID_TO_PATH = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12
 _ESCAPES_ONLY = re.compile(r"(?:\\{1,2}[nrt]|[ \t])+")
 
 
-@lru_cache(maxsize=8)
 def _holds_doctest_lines(text: str) -> bool:
     """Whether any line could be a doctest's (`>>>`, `...`): most texts have none, and then no line is looked at."""
-    return ">>>" in text or "..." in text
+    return once(text, "doctest lines", lambda: ">>>" in text or "..." in text)
 
 
 def _in_doctest(text: str, at: int) -> bool:

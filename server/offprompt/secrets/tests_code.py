@@ -10,7 +10,8 @@ and no rule can tell (docs/secrets.md, "Left alone").
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+
+from offprompt.secrets.scan import once
 
 __all__ = ["in_test", "in_test_literal"]
 
@@ -31,15 +32,14 @@ _TEST_LINE = re.compile(
 )
 
 
-@lru_cache(maxsize=8)  # a text's detectors ask it once per finding; `str` caches its own hash
 def _test_starts(text: str) -> int:
     found = _TEST_LINE.search(text)
     return found.start() if found else len(text) + 1
 
 
 def in_test(text: str, at: int) -> bool:
-    """Whether `at` comes after the first line of test code in `text`."""
-    return _test_starts(text) <= at
+    """Whether `at` comes after the first line of test code in `text` (looked for once per scan)."""
+    return once(text, "test code starts", lambda: _test_starts(text)) <= at
 
 
 def in_test_literal(text: str, at: int) -> bool:
