@@ -101,13 +101,13 @@ def _local(text: str, words: frozenset[str]) -> float:
     """The largest share of `words` that LOCAL_LINES consecutive lines of `text` hold."""
     if not words:
         return 0.0
-    # A word's stem starts the words it stands for: a line holding none of them as text is not spelled out.
-    held = [
-        _spelled(line) & words if any(w in lowered for w in words) else frozenset()
-        for line in text.splitlines()
-        if line.strip()
-        for lowered in (line.lower(),)
-    ]
+    held: list[frozenset[str]] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        # A word's stem starts the words it stands for: a line holding none of them as text is not spelled out.
+        lowered = line.lower()
+        held.append(_spelled(line) & words if any(w in lowered for w in words) else frozenset())
     best = 0
     for k in range(len(held)):
         best = max(best, len(frozenset().union(*held[k : k + LOCAL_LINES])))
