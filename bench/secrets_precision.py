@@ -1,7 +1,7 @@
 """False alarms of the secret detector on real code nobody tuned it on: handles per MB, and every hit listed.
 
     .venv/bin/python -m bench.secrets_precision [--part tuned|tuned-2|…|tuned-11|held-out-10|all]
-        [--show N] [--out F]
+        [--show N] [--out F] [--listing F] [--judge]
 
 The corpus is code and docs already on the machine. A finding is a false alarm unless a reader judged it a
 live-looking key (`LIVE_LOOKING`: a real key the code ships, or a fixture no rule could tell from one); the
@@ -69,8 +69,8 @@ the hashes of the package-lock files, for a doc directory, which has no version,
 Cloud SDK's units the SDK's version, for a wheel its project's) and checked, so a run on other versions or on a
 machine without a source says so instead of comparing unlike with unlike. A pinned part holds the units its pins
 name and no other: what is installed after its split is not measured with it. None of it is needed by the tests,
-which CI runs; the bench is not. Writes the parts it ran into `bench/results/secrets-precision.json`, keeping the
-others.
+which CI runs; the bench is not. Writes the parts it ran into `bench/results/secrets-precision.json` (their
+figures) and `bench/listings/secrets-precision.json` (every hit, git-ignored), keeping the others.
 """
 
 from __future__ import annotations
@@ -101,6 +101,8 @@ from bench.report import invocation, load_average, stamp
 from offprompt.secrets import find_secrets
 
 RESULTS = Path(__file__).parent / "results" / "secrets-precision.json"
+#: Every hit with its file, line and context: what a reader judges and `--judge` re-reads; never committed.
+LISTING = Path(__file__).parent / "listings" / "secrets-precision.json"
 PINS = Path(__file__).parent / "secrets_precision_pins.json"
 REPO = Path(__file__).resolve().parent.parent
 SUFFIXES = {".py", ".md", ".js", ".mjs", ".cjs", ".json", ".txt", ".rst", ".cfg", ".toml", ".ini"}
@@ -1130,6 +1132,7 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=40, help="how many hits of each part to print")
     parser.add_argument("--pin", action="store_true", help="write the versions found as the pinned ones")
     parser.add_argument("--out", type=Path, default=RESULTS, help="the JSON to write (the parts run replace theirs)")
+    parser.add_argument("--listing", type=Path, default=LISTING, help="where every hit goes (the same merge)")
     parser.add_argument("--judge", action="store_true", help="only mark the written listing's live-looking hits")
     args = parser.parse_args()
     load = load_average()
@@ -1141,28 +1144,37 @@ def main() -> int:
         print(f"note: other versions than the pinned ones: {unlike}", file=sys.stderr)
     parts = list(ALL_PARTS) if args.part == "all" else [args.part]
     report = json.loads(args.out.read_text()) if args.out.exists() else {}
-    report["versions"] = found
+    listings = json.loads(args.listing.read_text()) if args.listing.exists() else {}
+    report.pop("versions", None)  # the pins file has them; a run records only where it differs from them
+    report["unlike_pins"] = unlike
     if args.judge:  # the parts' listings as written, judged again: the detector is not run
-        report["parts"] = {name: judged(got, got["listing"]) for name, got in report["parts"].items()}
-        parts = [part for part in parts if part in report["parts"]]
+        parts = [part for part in parts if part in report.get("parts", {}) and part in listings]
+        got = {part: judged(report["parts"][part], listings[part]) for part in parts}
     else:
-        report.setdefault("parts", {}).update({part: measure(part) for part in parts})
+        got = {part: measure(part) for part in parts}
+    listings.update({part: figures.pop("listing") for part, figures in got.items()})
+    report.setdefault("parts", {}).update(got)
     report["parts"] = {part: report["parts"][part] for part in ALL_PARTS if part in report["parts"]}
+    _print(report["parts"], listings, parts, args.show)
+    report.update(stamp(invocation("bench.secrets_precision"), load))
+    for path, doc in ((args.out, report), (args.listing, listings)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+def _print(figures: dict[str, Any], listings: dict[str, Any], parts: list[str], show: int) -> None:
     print("| part | MB | hits | live-looking | false alarms | per MB | by kind |\n" + "| --- " * 7 + "|")
     for part in parts:
-        got = report["parts"][part]
+        got = figures[part]
         print(
             f"| {part} | {got['megabytes']} | {got['hits']} | {got['live_looking']} | {got['false_alarms']} "
             f"| {got['per_mb']} | {got['by_kind']} |"
         )
     for part in parts:
-        for hit in report["parts"][part]["listing"][: args.show]:
+        for hit in listings[part][:show]:
             live = f" (live-looking: {hit['live_looking']})" if "live_looking" in hit else ""
             print(f"{part}: {hit['file']}:{hit['line']}: {hit['kind']}: {hit['context']}{live}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    report.update(stamp(invocation("bench.secrets_precision"), load))
-    args.out.write_text(json.dumps(report, indent=1) + "\n")
-    return 0
 
 
 if __name__ == "__main__":

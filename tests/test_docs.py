@@ -230,3 +230,20 @@ def test_a_records_table_picks_rows_and_columns(tmp_path: Path) -> None:
 def test_the_mutation_table_is_the_one_the_results_give() -> None:
     page = mutation.TABLE_PAGE.read_text(encoding="utf-8")
     assert mutation.with_table(page, mutation.markdown_table()) == page
+
+
+#: What bench/results may hold at most: summaries a table reads, not every hit of a run.
+RESULTS_MAX_BYTES = 1_000_000
+
+
+def test_bench_results_holds_what_the_tables_read_and_stays_small() -> None:
+    """One current file per docs table (the mutation table's before and after, the growth plot its table names):
+    an earlier run or a file no table reads is in git history, and a run's every hit goes to bench/listings/."""
+    results = REPO / "bench" / "results"
+    read = {REPO / name for name in figures.named_files()}
+    read |= {mutation.RESULTS / f"mutation-{label}.json" for label in ("before", "after")}
+    read.add(results / "growth.png")  # the benchmark table's growth section names it
+    files = {path for path in results.iterdir() if path.is_file()}
+    assert sorted(path.name for path in files - read) == []
+    total = sum(path.stat().st_size for path in files)
+    assert total <= RESULTS_MAX_BYTES, f"bench/results holds {total:,} bytes"

@@ -31,17 +31,19 @@ and losses against the fixed-window BM25; how many answers no chunk can hold who
 far fusion and reranking could go with these two rankers: how often the answer is in the top 5 of either one,
 and in the top 50 of either (the candidates a reranker would see).
 
-The JSON (bench/results/retrieval-<set>.json unless --out) holds every question's rank per ranking and rule, so
-that a later run can be compared question by question, and the git commit the run was made on.
+The JSON (bench/results/retrieval-<set>.json unless --out) holds the figures the docs' tables read and the git
+commit the run was made on; every question's rank per ranking and rule, for comparing a later run question by
+question, goes to bench/listings/retrieval-<set>.json unless --answers (git-ignored: a listing is not a figure).
 
 Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|frozen-2|generated] [--out FILE] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
                                    embedded: for tuning ranking without embedding 1.3 MB each time)
-       [--baseline-from FILE]   (the fixed-window baselines of an earlier run of the same set: they don't depend
-                                 on offprompt's ranking)
+       [--answers FILE]   (where every question's rank goes; default bench/listings/retrieval-<set>.json)
+       [--baseline-from FILE]   (the fixed-window baselines of an earlier run's --answers file, same set: they
+                                 don't depend on offprompt's ranking)
        [--postgres DSN]   (the shared memory: PostgreSQL full-text search instead of FTS5; with --lexical-only)
-       --markdown FILE...   (no run: the tables of earlier results, per set, as Markdown for docs/retrieval.md)
+       --markdown FILE...   (no run: the tables of earlier runs' --answers files, per set, as Markdown)
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ FROZEN = DATA / "frozen"
 #: The second frozen set: new documents and questions by two new outside writers, for a ranking run once.
 FROZEN_2 = DATA / "frozen-2"
 RESULTS = HERE.parent / "results"
+#: Every question's rank, per run: read by --baseline-from and --markdown, never committed (.gitignore).
+LISTINGS = HERE.parent / "listings"
 SETS = ("tuning", "frozen", "frozen-2", "generated")
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
 KINDS = ("code", "prose", "markdown", "logs", "json")
@@ -218,6 +222,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=SETS, default="tuning", help="which questions to ask (default: tuning)")
     parser.add_argument("--out", type=Path, help="where to write the JSON results (default: results/retrieval-SET)")
+    parser.add_argument(
+        "--answers", type=Path, help="where every question's rank goes (default: listings/retrieval-SET.json)"
+    )
     parser.add_argument("--data-dir", type=Path, help="memory directory (default: a temporary one)")
     parser.add_argument(
         "--no-baseline", action="store_true", help="skip the fixed 200-token chunks the issue started from"
@@ -228,8 +235,8 @@ def main() -> int:
     parser.add_argument(
         "--baseline-from",
         type=Path,
-        help="take the fixed-window baselines from an earlier run's JSON (same questions; they don't depend on "
-        "offprompt's ranking) instead of embedding the documents again",
+        help="take the fixed-window baselines from an earlier run's --answers file (same questions; they don't "
+        "depend on offprompt's ranking) instead of embedding the documents again",
     )
     parser.add_argument("--memory-name", default="retrieval-eval", help="the memory's name in --data-dir")
     parser.add_argument(
@@ -237,7 +244,7 @@ def main() -> int:
     )
     parser.add_argument("--postgres", help="a PostgreSQL DSN: rank with the shared memory's lexical index")
     parser.add_argument(
-        "--markdown", type=Path, nargs="+", metavar="RESULT", help="print earlier results' tables as Markdown"
+        "--markdown", type=Path, nargs="+", metavar="ANSWERS", help="print earlier runs' tables as Markdown"
     )
     args = parser.parse_args()
     if args.markdown:
@@ -279,10 +286,17 @@ def main() -> int:
     }
     print_report(report)
     out = args.out or RESULTS / f"retrieval-{args.set}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"\nwrote {out}")
+    listing = args.answers or LISTINGS / f"retrieval-{args.set}.json"
+    for path, doc in ((out, summary(report)), (listing, report)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        print(f"\nwrote {path}")
     return 0
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    """The figures a docs table reads, stamped: the report without its per-question ranks."""
+    return {key: value for key, value in report.items() if key != "answers"}
 
 
 def index(memory: TaskMemory, questions: list[Question], reuse: bool = False) -> tuple[dict[str, Doc], dict[str, Any]]:
