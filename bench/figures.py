@@ -1,6 +1,6 @@
 """Tables of measured figures, generated between markers from committed result files.
 
-    python -m bench.figures            # rewrite every figures table of README.md, CONTRIBUTING.md and docs/*.md
+    python -m bench.figures            # rewrite every figures table of README.md, CONTRIBUTING.md, docs/, docs/dev/
     python -m bench.figures --check    # exit 1 if a table is not the one its file gives, or names no file;
                                        # list (without failing) the files measured on other code than HEAD's
 
@@ -68,7 +68,8 @@ class Block:
 
 
 def pages(root: Path = REPO) -> list[Path]:
-    return [root / "README.md", root / "CONTRIBUTING.md", *sorted((root / "docs").glob("*.md"))]
+    docs = root / "docs"
+    return [root / "README.md", root / "CONTRIBUTING.md", *sorted(docs.glob("*.md")), *sorted(docs.glob("dev/*.md"))]
 
 
 def _fenced(text: str) -> list[tuple[int, int]]:

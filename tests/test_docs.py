@@ -1,8 +1,7 @@
-"""The documentation holds together: a short README, every former README section on its page, links that resolve.
+"""The documentation holds together: a short README, links that resolve, tables that are their files'.
 
 The README keeps what a newcomer needs (what offprompt is, install, the test command, one client, the tools,
-the CLI) and links to `docs/` and CONTRIBUTING.md for the rest. docs/MOVED.md lists where each section of the
-former README went; a section may not leave without a row there, nor the row point at a page that lacks it.
+the CLI) and links to `docs/` (for users), `docs/dev/` (for contributors) and CONTRIBUTING.md for the rest.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from bench import figures, mutation
 from .support import REPO
 
 README = REPO / "README.md"
-MOVED = REPO / "docs" / "MOVED.md"
 README_MAX_LINES = 350
 
 #: The two set-up commands: `.ci/run` runs the second, and a newcomer copies both as they are.
@@ -28,35 +26,6 @@ TEST = (
     "npm ci --prefix tests/conformance && .venv/bin/python -m pytest -n 2"
 )
 
-#: Every `##` and `###` section of the README before it was split; each must have a row in docs/MOVED.md.
-FORMER_SECTIONS = (
-    "Install and run",
-    "What goes off the prompt",
-    "What passes through",
-    "Inside your own Python MCP server",
-    "A map and line addresses in every reference",
-    "Secrets stay out of the prompt, yet usable",
-    "Pass a stored output to another tool, unread",
-    "Use it from your MCP client",
-    "Move your `mcpServers` block behind offprompt",
-    "Claude Desktop",
-    "Cursor",
-    "Claude Code",
-    "VS Code",
-    "Command line",
-    "Over HTTP",
-    "Share one memory",
-    "Security",
-    "Debug with the MCP Inspector",
-    "Run the tests",
-    "How it is built",
-    "Retrieval",
-    "Embedding function",
-    "Chroma server outages",
-    "Select JSON with jq",
-    "Benchmarks",
-)
-
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -64,7 +33,7 @@ CODE_SPAN = re.compile(r"`[^`]*`")
 
 
 def pages() -> list[Path]:
-    return [README, REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md"))]
+    return figures.pages(REPO)
 
 
 def prose_lines(text: str) -> list[str]:
@@ -118,35 +87,11 @@ def broken_links(path: Path) -> list[str]:
     return broken
 
 
-def moved_rows() -> dict[str, list[str]]:
-    """docs/MOVED.md's table: a former README section → the links of the pages that hold it."""
-    rows = {}
-    for line in prose_lines(MOVED.read_text()):
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if line.startswith("|") and len(cells) == 2 and not set(cells[0]) <= set("- ") and cells[1] != "now in":
-            rows[cells[0]] = [m.group(1) for m in LINK.finditer(cells[1])]
-    return rows
-
-
 def test_the_readme_is_short_and_keeps_the_two_commands() -> None:
     text = README.read_text()
     assert len(text.splitlines()) <= README_MAX_LINES
     assert INSTALL in text
     assert TEST in text
-
-
-def test_every_former_section_has_a_row_in_moved() -> None:
-    assert sorted(moved_rows()) == sorted(FORMER_SECTIONS)
-
-
-@pytest.mark.parametrize("section", FORMER_SECTIONS)
-def test_every_moved_section_is_a_heading_of_its_page(section: str) -> None:
-    targets = moved_rows().get(section, [])
-    assert targets, f"docs/MOVED.md names no page for {section!r}"
-    for target in targets:
-        page = (MOVED.parent / target.partition("#")[0]).resolve()
-        assert page.exists(), f"{target}: no such file"
-        assert section in headings(page), f"{page.relative_to(REPO)} has no heading {section!r}"
 
 
 @pytest.mark.parametrize("page", pages(), ids=lambda path: str(path.relative_to(REPO)))

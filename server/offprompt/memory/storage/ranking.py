@@ -23,7 +23,7 @@ tuning questions, the definitions so that a chunk defining what the query names 
 mention it, ``local`` on the tuning questions with the others fixed (leave one document out, every fold but one
 chose 1.0). The other features are there for bench/retrieval/fit_fusion.py, which fits weights over all of
 them by document-wise cross-validation: so far no fit has beaten these on held-out documents
-(docs/retrieval.md).
+(docs/dev/retrieval-evaluation.md).
 """
 
 from __future__ import annotations
