@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.trace_call                      # prints the counts and the module pairs
     .venv/bin/python -m bench.trace_call --label after --save # also records them in bench/results/trace_call.json
+    .venv/bin/python -m bench.trace_call --warm               # the lists cache warm: the call takes the SDK path
     PYTHONPATH=/tmp/old/server .venv/bin/python -m bench.trace_call --label 87ac9a6 --save   # another tree's server
 
 The server runs as a real `offprompt serve --config` subprocess over stdio, under a profiler that counts
@@ -9,7 +10,8 @@ every call from a function of one offprompt module into a function of another (a
 not at each resumption), in every thread except the background indexers. The client (a 2025-era
 `ClientSession`, so the call takes the fast lane) starts a session, lists tools, and makes one call whose
 result goes off the prompt; a second run without that call is the baseline, and the difference is the
-call's own count.
+call's own count. Each run has a lists cache of its own, empty (fresh) or, with `--warm`, filled by a start
+before it: then the tools are listed before the server is live, and the call takes the SDK path.
 
 Four counts are reported, each with its module pairs: `total` (every crossing between two modules); `path`
 (crossings made by the modules that carry the call from stdin to the reference and back, `TaskMemory`
@@ -41,6 +43,8 @@ from bench.report import commit, load_average
 
 REPO = Path(__file__).resolve().parent.parent
 COUNTER = REPO / "tests" / "servers" / "counter.py"
+#: `offprompt.cache_dir.CACHE_ENV`, spelled out: a PYTHONPATH may trace a tree that predates it.
+CACHE_ENV = "OFFPROMPT_CACHE_DIR"
 RESULTS = REPO / "bench" / "results" / "trace_call.json"
 #: The memory's own modules below `TaskMemory`, and the shutdown's (their crossings are not the call's path).
 #: Old names too (`offprompt.storage`, `offprompt.catalog`, ...), to count an older tree the same way.
@@ -103,10 +107,12 @@ def _serve_traced(out: Path, argv: list[str]) -> None:
 
 
 async def _session(out: Path, config: Path, data: Path, call: bool) -> str:
+    # The lists cache in the run's own directory: fresh unless `_count` primed it, whatever earlier runs left.
+    cache = {CACHE_ENV: str(config.parent / "cache")}
     params = StdioServerParameters(
         command=sys.executable,
         args=[__file__, "--serve", str(out), "--", "serve", "--config", str(config), "--data-dir", str(data)],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(_server_path())},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(_server_path()), **cache},
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -126,12 +132,16 @@ def _server_path() -> list[str]:
     return [*given, str(REPO / "server"), str(REPO)]
 
 
-def _count(call: bool) -> collections.Counter[str]:
+def _count(call: bool, warm: bool) -> collections.Counter[str]:
+    """The crossings of one session; `warm`: after a first start of the same config has cached its lists, so
+    the tools are listed before the server is live and a call right after start takes the SDK path."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         config = root / "offprompt.json"
         config.write_text(json.dumps({"mcpServers": {"counter": {"command": sys.executable, "args": [str(COUNTER)]}}}))
         out = root / "crossings.json"
+        if warm:
+            anyio.run(_session, root / "priming.json", config, root / "data", False)
         return collections.Counter(json.loads(anyio.run(_session, out, config, root / "data", call)))
 
 
@@ -188,7 +198,8 @@ def _save(label: str, result: dict[str, Any], load: list[float]) -> None:
     runs = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     given = os.environ.get("PYTHONPATH", "")
     tree = f"PYTHONPATH={given} " if given else ""
-    command = f"PYTHONDONTWRITEBYTECODE=1 {tree}python -m bench.trace_call --save --label '{label}'"
+    warm = " --warm" if result.get("warm") else ""
+    command = f"PYTHONDONTWRITEBYTECODE=1 {tree}python -m bench.trace_call --save --label '{label}'{warm}"
     # The commit only of this tree: a PYTHONPATH traces another one, which its label names.
     stamped = {"command": command, "commit": None if given else commit()}
     loads = {"load_average_at_start": load, "load_average_at_end": load_average()}
@@ -202,13 +213,16 @@ def main() -> None:
     parser.add_argument("--path", action="store_true", help="list only the crossings on the call's path")
     parser.add_argument("--save", action="store_true", help=f"record the counts in {RESULTS.relative_to(REPO)}")
     parser.add_argument("--label", default="current", help="the name the counts are recorded under")
+    parser.add_argument(
+        "--warm", action="store_true", help="start once before: the lists cache warm, the call takes the SDK path"
+    )
     args, rest = parser.parse_known_args()
     if args.serve is not None:
         _serve_traced(args.serve, [a for a in rest if a != "--"])
         return
     load = load_average()
-    with_call, baseline = _count(call=True), _count(call=False)
-    result = summary(with_call - baseline)
+    with_call, baseline = _count(call=True, warm=args.warm), _count(call=False, warm=args.warm)
+    result = {"warm": args.warm, **summary(with_call - baseline)}
     print(f"module boundaries crossed by one stored fast-lane call: {result['total']} ({result['pairs']} pairs)")
     print(f"  on the call's path (memory internals left out): {result['path']} ({result['path_pairs']} pairs)")
     print(f"  of which the serving side's (no memory): {result['serving']} ({result['serving_pairs']} pairs)")
