@@ -175,6 +175,7 @@ async def test_list_and_delete(memory: TaskMemory, client: Client) -> None:
     [
         ("memory_load", {"artifact_namespace": "nosuchspace"}, "call memory_list"),
         ("memory_load", {"artifact_namespace": "NS", "offset": 10_000}, "past the end"),
+        ("memory_load", {"artifact_namespace": "NS", "line": 10_000}, "has lines 1 to 1"),
         ("memory_load", {"artifact_namespace": "NS", "item": 5}, "holds items 0 to 0"),
         ("memory_load", {"artifact_namespace": "NS", "memory_name": "other"}, 'holds memory "test"'),
         ("memory_grep", {"pattern": "(unclosed"}, "invalid regular expression"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import time
 
 import mcp_types as mt
@@ -13,7 +15,7 @@ import pytest
 from offprompt.artifacts import TextArtifact
 from offprompt.errors import InvalidArgumentError
 from offprompt.memory import task_memory
-from offprompt.memory.task_memory import TaskMemory
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
 
 def test_gc_drops_expired_outputs_and_another_writers_half_written_files(
@@ -96,3 +98,28 @@ def test_a_query_it_cannot_answer_says_what_to_change(
     memory.store([TextArtifact(value="the build passed\n")], tool="ci")
     with pytest.raises(InvalidArgumentError, match=re.escape(said)):
         memory.query(query, top_k=top_k, mode=mode)  # type: ignore[arg-type]
+
+
+#: A script that counts a stored result and ends without closing its memory (an `offprompt.wrap` server's way).
+UNCLOSED = """
+import sys
+from pathlib import Path
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+memory = TaskMemory.open(MemorySettings(name="test", data_dir=Path(sys.argv[1])))
+memory.usage.stored("fs", "read_file", 5000, 1200, 90)
+"""
+
+
+def test_a_process_that_never_closes_its_memory_keeps_its_last_counts(settings: MemorySettings) -> None:
+    """`offprompt stats` after a server that ended without closing its memory still shows what it stored."""
+    run = subprocess.run(
+        [sys.executable, "-c", UNCLOSED, str(settings.data_dir)], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    memory = TaskMemory.open(settings)
+    try:
+        assert [(r.tool, r.kind, r.count, r.tokens) for r in memory.catalog.usage()] == [
+            ("read_file", "stored", 1, 1200)
+        ]
+    finally:
+        memory.close()
