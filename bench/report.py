@@ -152,7 +152,8 @@ def stamp(command: str, load_at_start: list[float]) -> dict[str, Any]:
 
 
 def commit() -> str:
-    """The commit the bench ran at, `+dirty` when the tree had changes: the tables made from the file name it."""
+    """The commit the bench ran at, `+dirty` when the tree had changes: the tables made from the file name it.
+    Results files are left out: one run's file, written before the next run, changes nothing measured."""
     import subprocess
 
     def git(*args: str) -> str:
@@ -160,7 +161,8 @@ def commit() -> str:
         return done.stdout.strip()
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
-    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ":/", ":(exclude,top)bench/results")
+    return head + ("+dirty" if changed else "")
 
 
 def sections_from_json(doc: dict[str, Any]) -> list[SectionResult]:
