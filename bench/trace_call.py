@@ -106,7 +106,11 @@ def _serve_traced(out: Path, argv: list[str]) -> None:
     main(argv)
 
 
-async def _session(out: Path, config: Path, data: Path, call: bool) -> str:
+async def _session(out: Path, config: Path, data: Path, call: bool, warm: bool) -> str:
+    """One session, the same steps with and without the call, so the difference is the call's own: the call
+    is made once the server is live (the fast lane), or, with `warm`, right after the tools are listed from
+    the cache, while the server is still starting (the SDK path); either way the counts are read once the
+    server is live, so its start counts in both runs."""
     # The lists cache in the run's own directory: fresh unless `_count` primed it, whatever earlier runs left.
     cache = {CACHE_ENV: str(config.parent / "cache")}
     params = StdioServerParameters(
@@ -114,16 +118,29 @@ async def _session(out: Path, config: Path, data: Path, call: bool) -> str:
         args=[__file__, "--serve", str(out), "--", "serve", "--config", str(config), "--data-dir", str(data)],
         env={**os.environ, "PYTHONPATH": os.pathsep.join(_server_path()), **cache},
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        await session.list_tools()
-        if call:
-            result = await session.call_tool("counter__lines", {"count": 3000})
-            if not (result.meta and "offprompt" in result.meta):
-                raise SystemExit("the call's result should have gone off the prompt")
-        await anyio.sleep(1.0)  # the server's counts reach the file
-        # Read while the session is open: the server's shutdown (closing the memory) is not the call's.
-        return await anyio.Path(out).read_text()
+    log = out.with_suffix(".log")
+    with log.open("w") as errors:
+        async with stdio_client(params, errlog=errors) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            if not warm:
+                await _until_live(log)
+            if call:
+                result = await session.call_tool("counter__lines", {"count": 3000})
+                if not (result.meta and "offprompt" in result.meta):
+                    raise SystemExit("the call's result should have gone off the prompt")
+            await _until_live(log)
+            await anyio.sleep(1.0)  # the server's counts reach the file
+            # Read while the session is open: the server's shutdown (closing the memory) is not the call's.
+            return await anyio.Path(out).read_text()
+
+
+async def _until_live(log: Path) -> None:
+    """Until offprompt says its server has started (`1/1 servers` on stderr, once every server is up)."""
+    while True:  # a file another process writes: nothing to wait on but its content
+        if "1/1 servers" in await anyio.Path(log).read_text():
+            return
+        await anyio.sleep(0.05)
 
 
 def _server_path() -> list[str]:
@@ -138,11 +155,13 @@ def _count(call: bool, warm: bool) -> collections.Counter[str]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         config = root / "offprompt.json"
-        config.write_text(json.dumps({"mcpServers": {"counter": {"command": sys.executable, "args": [str(COUNTER)]}}}))
+        # Slow to start, so a call right after a warm start surely finds it still starting.
+        server = {"command": sys.executable, "args": [str(COUNTER)], "env": {"COUNTER_START_DELAY": "2"}}
+        config.write_text(json.dumps({"mcpServers": {"counter": server}}))
         out = root / "crossings.json"
         if warm:
-            anyio.run(_session, root / "priming.json", config, root / "data", False)
-        return collections.Counter(json.loads(anyio.run(_session, out, config, root / "data", call)))
+            anyio.run(_session, root / "priming.json", config, root / "data", False, False)
+        return collections.Counter(json.loads(anyio.run(_session, out, config, root / "data", call, warm)))
 
 
 def _modules(pair: str) -> tuple[str, str]:
