@@ -395,9 +395,23 @@ def staleness(file: str, root: Path = REPO) -> str | None:
     path = root / file
     if not path.is_file():
         return None
-    commit = stamp_of(json.loads(path.read_text(encoding="utf-8"))).commit
-    if not commit:
+    commits = measured_at(json.loads(path.read_text(encoding="utf-8")))
+    if not commits:
         return "no commit stamped"
+    return next(filter(None, (_stale_at(commit, root) for commit in commits)), None)
+
+
+def measured_at(doc: Any) -> list[str]:
+    """The commits a file's figures were measured at: its own stamp's, or else each of its records' (a file
+    that keeps one run per label, as trace_call.json does)."""
+    if commit := stamp_of(doc).commit:
+        return [commit]
+    records = doc.values() if isinstance(doc, dict) else []
+    return sorted({r["commit"] for r in records if isinstance(r, dict) and isinstance(r.get("commit"), str)})
+
+
+def _stale_at(commit: str, root: Path) -> str | None:
+    """Why figures measured at `commit` may not be HEAD's, or None."""
     base, dirty = commit.removesuffix("+dirty"), commit.endswith("+dirty")
     if _git(root, "cat-file", "-e", f"{base}^{{commit}}") != 0:
         return f"stamped {commit}, a commit this clone does not have"

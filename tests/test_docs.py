@@ -192,3 +192,11 @@ def test_bench_results_holds_what_the_tables_read_and_stays_small() -> None:
     assert sorted(path.name for path in files - read) == []
     total = sum(path.stat().st_size for path in files)
     assert total <= RESULTS_MAX_BYTES, f"bench/results holds {total:,} bytes"
+
+
+def test_a_file_of_labelled_runs_is_judged_by_each_runs_commit() -> None:
+    """trace_call.json keeps a run per label, each stamped: the check lists it as stale by those, not as a file
+    with no commit."""
+    runs = {"fresh": {"commit": "abc1234", "total": 1}, "warm": {"commit": "def5678"}, "other tree": {"commit": None}}
+    assert figures.measured_at(runs) == ["abc1234", "def5678"]
+    assert figures.measured_at({"commit": "abc1234", "fresh": {"commit": "def5678"}}) == ["abc1234"]
