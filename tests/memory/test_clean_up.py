@@ -1,5 +1,5 @@
-"""What `offprompt memory gc`, `offprompt stats --since` and memory_list answer, a reference whose intent finds
-nothing, and a query that cannot be answered as asked."""
+"""What `offprompt memory gc` and memory_list answer, what `offprompt stats` keeps of a process that never
+closed its memory, a reference whose intent finds nothing, and a query that cannot be answered as asked."""
 
 from __future__ import annotations
 
@@ -41,24 +41,6 @@ def test_gc_drops_expired_outputs_and_another_writers_half_written_files(
     assert not left.exists()
     assert own.exists()
     assert memory.recent() == []
-
-
-def test_stats_since_counts_only_what_happened_in_its_window(
-    memory: TaskMemory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The counters are kept per minute: `--since` a time after a result was stored leaves that result out."""
-    clock = [1_800_000_000.0]
-    monkeypatch.setattr(task_memory.time, "time", lambda: clock[0])
-    memory.usage.stored("fs", "read_file", 5000, 1200, 90)
-    clock[0] += 3600
-    memory.usage.inline("fs", "stat", 40)
-    memory.usage.flush()
-    everything = {(r.server, r.tool, r.kind) for r in memory.catalog.usage()}
-    assert everything == {("fs", "read_file", "stored"), ("fs", "stat", "inline")}
-    last_half_hour = memory.catalog.usage(since=clock[0] - 1800)
-    assert [(r.tool, r.kind, r.count) for r in last_half_hour] == [("stat", "inline", 1)]
-    before_it = memory.catalog.usage(until=clock[0] - 1800)
-    assert [(r.tool, r.tokens, r.model_tokens) for r in before_it] == [("read_file", 1200, 90)]
 
 
 def test_a_reference_says_when_its_intent_matches_no_passage(memory: TaskMemory) -> None:
