@@ -123,6 +123,12 @@ CASES = {
         ("windsurf", "Darwin", "home/.codeium/windsurf/mcp_config.json"),
         ("windsurf", "Windows", "home/.codeium/windsurf/mcp_config.json"),
         ("windsurf", "Linux", "home/.codeium/windsurf/mcp_config.json"),
+        ("gemini", "Darwin", "home/.gemini/settings.json"),
+        ("gemini", "Windows", "home/.gemini/settings.json"),
+        ("qwen-code", "Linux", "home/.qwen/settings.json"),
+        ("opencode", "Linux", "home/.config/opencode/opencode.json"),
+        ("codex", "Darwin", "home/.codex/config.toml"),
+        ("codex", "Windows", "home/.codex/config.toml"),
     ],
 )
 def test_each_clients_config_is_found_where_it_documents_it(

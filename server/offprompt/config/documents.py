@@ -96,6 +96,7 @@ class TomlDocument:
             entry[key] = tomlkit.inline_table() if isinstance(item, dict) else item
             if isinstance(item, dict):
                 entry[key].update(item)
+        entry.add(tomlkit.nl())  # a blank line before the next table, as people write them
         self._table(at)[name] = entry
 
     def remove(self, at: Sequence[str], name: str) -> None:
@@ -142,10 +143,26 @@ class YamlDocument:
         return table
 
     def set(self, at: Sequence[str], name: str, value: Any) -> None:
-        self._table(at)[name] = value
+        self._table(at)[name] = _flow_lists(value)
 
     def remove(self, at: Sequence[str], name: str) -> None:
         self._table(at).pop(name, None)
+
+
+def _flow_lists(value: Any) -> Any:
+    """Lists written on one line (`args: [serve, --config, …]`), as people write them in these files."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(value, dict):
+        out = CommentedMap()
+        for key, item in value.items():
+            out[key] = _flow_lists(item)
+        return out
+    if isinstance(value, list):
+        seq = CommentedSeq(_flow_lists(item) for item in value)
+        seq.fa.set_flow_style()
+        return seq
+    return value
 
 
 _KINDS: dict[Syntax, type[JsoncDocument] | type[TomlDocument] | type[YamlDocument]] = {
