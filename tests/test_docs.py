@@ -230,3 +230,43 @@ def test_a_records_table_picks_rows_and_columns(tmp_path: Path) -> None:
 def test_the_mutation_table_is_the_one_the_results_give() -> None:
     page = mutation.TABLE_PAGE.read_text(encoding="utf-8")
     assert mutation.with_table(page, mutation.markdown_table()) == page
+
+
+def _parser_flags() -> dict[str, set[str]]:
+    """Every subcommand (`memory ls` too) and the long flags it takes."""
+    import argparse
+
+    from offprompt.cli import _parser
+
+    def flags(parser: argparse.ArgumentParser) -> set[str]:
+        return {o for a in parser._actions for o in a.option_strings if o.startswith("--") and o != "--help"}
+
+    def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return dict(found[0].choices) if found else {}
+
+    out: dict[str, set[str]] = {}
+    for name, command in subcommands(_parser()).items():
+        verbs = subcommands(command)
+        if name != "memory":
+            out[name] = flags(command)
+        out.update({f"{name} {verb}": flags(sub) for verb, sub in verbs.items()})
+    return out
+
+
+def test_each_commands_flags_are_the_ones_the_command_line_page_lists() -> None:
+    """README.md once said every command takes --memory-name, --data-dir, --config and --json, while `check
+    --memory-name`, `init --json` and `index --data-dir` were refused: the page's table is checked both ways."""
+    text = (REPO / "docs" / "cli.md").read_text()
+    table = text.split("## Flags", 1)[1].split("\n## ", 1)[0]
+    accepted = _parser_flags()
+    listed: set[str] = set()
+    for row in re.findall(r"^\| (`.+?) \| (.+) \|$", table, re.M):
+        commands = re.findall(r"`([a-z ]+)`", row[0])
+        flags = set(re.findall(r"`(--[a-z-]+)`", row[1]))
+        listed.update(commands)
+        for command in commands:
+            assert accepted[command] <= flags, (command, accepted[command] - flags)
+        for flag in flags:
+            assert any(flag in accepted[command] for command in commands), (commands, flag)
+    assert listed == set(accepted)
