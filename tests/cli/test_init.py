@@ -91,7 +91,8 @@ WINDSURF = """{
       "args": ["-y", "@modelcontextprotocol/server-github"],
       "env": { "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_s3cret" }
     },
-    "remote": { "serverUrl": "https://example.com/mcp" }
+    "remote": { "serverUrl": "https://example.com/mcp" },
+    "keyed": { "command": "keyed-mcp", "env": { "KEY": "${file:/run/secrets/key}" } }
   }
 }
 """
@@ -101,7 +102,7 @@ CASES = {
     "cursor": (CURSOR, "mcpServers", {"server-name", "mcp-server"}, set()),
     "claude-code": (CLAUDE_CODE, "mcpServers", {"sentry", "airtable"}, set()),
     "vscode": (VSCODE, "servers", {"fetch"}, {"Perplexity"}),
-    "windsurf": (WINDSURF, "mcpServers", {"github", "remote"}, set()),
+    "windsurf": (WINDSURF, "mcpServers", {"github", "remote"}, {"keyed"}),
 }
 
 
@@ -186,8 +187,8 @@ def test_init_moves_the_servers_behind_offprompt_and_undo_restores_the_file(
     assert written == {name: theirs[name] for name in moved}  # env and headers as they were
     loaded = load_config(ours, check_paths=False)
     assert set(loaded.servers) | set(loaded.problems) == moved
-    if kept:
-        assert "stays in mcp.json: Perplexity" in out
+    for name in kept:
+        assert f"stays in {path.name}: {name} (uses $" in out
 
     code, out, _ = run(capfd, "init", "--client", client, "--undo")
     assert code == 0

@@ -130,6 +130,7 @@ _EDITOR_VARIABLES = (
     (r"\$\{input:[^}]*\}", "uses ${input:…}, which only the editor can prompt for"),
     (r"\$\{(?:workspaceFolder|workspaceFolderBasename|workspaceRoot|fileDirname|file|relativeFile)\}",
      "uses a workspace variable, which only the editor knows"),
+    (r"\$\{file:[^}]*\}", "uses ${file:…}, which the client reads itself"),  # Windsurf
 )  # fmt: skip
 
 MCPSERVERS = EntryShape(dropped=_MCPSERVERS_DROPPED, client_only=_EDITOR_VARIABLES)
