@@ -316,3 +316,19 @@ def test_a_client_on_the_shared_config_moves_to_its_own_with_its_own_servers_and
     assert run(capfd, "init", "--client", "cursor", "--undo")[0] == 0
     assert cursor.read_text() == original
     assert shared.read_text() == shared_before
+
+
+def test_init_run_again_changes_nothing_and_keeps_what_the_user_set_in_offprompts_config(
+    home: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(GEMINI)
+    assert run(capfd, "init", "--client", "gemini", "--yes")[0] == 0
+    ours = home / ".config" / "offprompt" / "gemini.json"
+    edited = ours.read_text().replace('"sseServer": {', '"sseServer": {\n      "off_prompt": "always",')
+    ours.write_text(edited)  # the user's own setting for one server
+    code, out, _ = run(capfd, "init", "--client", "gemini", "--yes")
+    assert code == 0
+    assert out.startswith(f"{path} already starts offprompt alone; nothing to do")
+    assert ours.read_text() == edited

@@ -194,7 +194,7 @@ class Plan:
             old = existing.get(name)
             if old is None:
                 target.set((key,), name, f.converted)
-            elif _client_side(old) != f.converted:
+            elif _client_side(old) != _client_side(f.converted):
                 kept = {k: v for k, v in old.items() if k in _OFFPROMPT_KEYS}
                 target.set((key,), name, {**f.converted, **kept})
                 self.updated.append(name)
@@ -214,7 +214,7 @@ class Plan:
         mine = self._originals()
         keep: dict[str, str] = {n: n for n in theirs} if mine is None else {}  # name there -> name here
         for name, converted in (mine or {}).items():
-            same = [n for n, e in theirs.items() if n not in keep and _client_side(e) == converted]
+            same = [n for n, e in theirs.items() if n not in keep and _client_side(e) == _client_side(converted)]
             match = name if name in same else next(iter(same), None)
             if match is not None:
                 keep[match] = name
