@@ -72,6 +72,49 @@ def test_check_reports_every_problem_with_its_line(tmp_path: Path) -> None:
     assert "2 servers: 1 ready, 1 failed, 0 disabled; 1 problems" in run.stdout
 
 
+def test_check_reports_every_problem_of_every_server_and_the_offprompt_blocks_beside_them(tmp_path: Path) -> None:
+    """Each server's problems were one line counted once ("1 problems" for `comand` and `off_promt`), and an error
+    in the `offprompt` block hid every server's problems."""
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        "{\n"
+        '  "offprompt": {"threshold_tokens": "many"},\n'
+        '  "mcpServers": {\n'
+        '    "fs": {"comand": "npx", "off_promt": "auto"},\n'
+        '    "ok": {"command": "python3"}\n'
+        "  }\n"
+        "}\n"
+    )
+    run = subprocess.run(
+        offprompt_command("check", "--config", str(config), "--no-start"), capture_output=True, text=True
+    )
+    assert run.returncode == 1
+    assert f'{config}:2: offprompt.threshold_tokens: should be a whole number (got "many")' in run.stdout
+    assert f"fs: {config}:4: mcpServers.fs.comand: unknown key 'comand' — did you mean 'command'?" in run.stdout
+    assert (
+        f"fs: {config}:4: mcpServers.fs.off_promt: unknown key 'off_promt' — did you mean 'off_prompt'?" in run.stdout
+    )
+    assert "2 servers: 1 ready, 1 failed, 0 disabled; 3 problems" in run.stdout
+
+
+def test_check_names_a_crashing_servers_line_its_exit_status_and_its_stderrs_last_lines(tmp_path: Path) -> None:
+    crash = (
+        "import sys; sys.stderr.write('Traceback (most recent call last):\\nImportError: no module foo\\n'); "
+        "sys.exit(3)"
+    )
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"broken": {"command": sys.executable, "args": ["-c", crash]}}}, indent=2)
+    )
+    run = subprocess.run(offprompt_command("check", "--config", str(config)), capture_output=True, text=True)
+    assert run.returncode == 1
+    line = next(line for line in run.stdout.splitlines() if line.startswith("broken: "))
+    assert line.startswith(f"broken: {config}:4: mcpServers.broken.command: did not start: ")
+    assert line.endswith(
+        "(exit status 3; its stderr ended: Traceback (most recent call last): | ImportError: no module foo)"
+    )
+
+
 def test_check_counts_a_server_that_does_not_start_as_failed_and_reports_every_problem(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     crashing = {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}
@@ -79,7 +122,8 @@ def test_check_counts_a_server_that_does_not_start_as_failed_and_reports_every_p
     config.write_text(json.dumps({"mcpServers": {"dead": crashing, "time": typo}}, indent=2))
     run = subprocess.run(offprompt_command("check", "--config", str(config)), capture_output=True, text=True)
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "dead: did not start: " in run.stdout
+    assert f"dead: {config}:4: mcpServers.dead.command: did not start: " in run.stdout
+    assert "(exit status 3; it wrote nothing on stderr)" in run.stdout
     assert 'no tool "get_curent_time"' in run.stdout
     assert 'no tool "convert_tme"' in run.stdout  # every problem of a server, not the first only
     assert "2 servers: 1 ready, 1 failed, 0 disabled; 3 problems" in run.stdout

@@ -200,3 +200,43 @@ def test_a_file_of_labelled_runs_is_judged_by_each_runs_commit() -> None:
     runs = {"fresh": {"commit": "abc1234", "total": 1}, "warm": {"commit": "def5678"}, "other tree": {"commit": None}}
     assert figures.measured_at(runs) == ["abc1234", "def5678"]
     assert figures.measured_at({"commit": "abc1234", "fresh": {"commit": "def5678"}}) == ["abc1234"]
+
+
+def _parser_flags() -> dict[str, set[str]]:
+    """Every subcommand (`memory ls` too) and the long flags it takes."""
+    import argparse
+
+    from offprompt.cli import _parser
+
+    def flags(parser: argparse.ArgumentParser) -> set[str]:
+        return {o for a in parser._actions for o in a.option_strings if o.startswith("--") and o != "--help"}
+
+    def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return dict(found[0].choices) if found else {}
+
+    out: dict[str, set[str]] = {}
+    for name, command in subcommands(_parser()).items():
+        verbs = subcommands(command)
+        if name != "memory":
+            out[name] = flags(command)
+        out.update({f"{name} {verb}": flags(sub) for verb, sub in verbs.items()})
+    return out
+
+
+def test_each_commands_flags_are_the_ones_the_command_line_page_lists() -> None:
+    """README.md once said every command takes --memory-name, --data-dir, --config and --json, while `check
+    --memory-name`, `init --json` and `index --data-dir` were refused: the page's table is checked both ways."""
+    text = (REPO / "docs" / "cli.md").read_text()
+    table = text.split("## Flags", 1)[1].split("\n## ", 1)[0]
+    accepted = _parser_flags()
+    listed: set[str] = set()
+    for row in re.findall(r"^\| (`.+?) \| (.+) \|$", table, re.M):
+        commands = re.findall(r"`([a-z ]+)`", row[0])
+        flags = set(re.findall(r"`(--[a-z-]+)`", row[1]))
+        listed.update(commands)
+        for command in commands:
+            assert accepted[command] <= flags, (command, accepted[command] - flags)
+        for flag in flags:
+            assert any(flag in accepted[command] for command in commands), (commands, flag)
+    assert listed == set(accepted)

@@ -179,10 +179,10 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
 def _check(args: argparse.Namespace) -> int:
     """Read the config, start every server (unless --no-start) and report each one: ready or failed, its tools,
     and every problem; exit 1 when any server failed or has a problem."""
-    config = load_config(args.config)
+    config = load_config(args.config, keep_going=True)  # the offprompt block's problems beside the servers'
     reports = {
-        name: _ServerReport(name, "failed", problems=[f"{name}: {problem}"])
-        for name, problem in config.problems.items()
+        name: _ServerReport(name, "failed", problems=[f"{name}: {problem}" for problem in found])
+        for name, found in config.server_problems.items()
     }
     for name in config.disabled:
         reports[name] = _ServerReport(name, "disabled")
@@ -192,12 +192,13 @@ def _check(args: argparse.Namespace) -> int:
         anyio.run(_check_servers, config, reports)
     ordered = [reports[name] for name in _file_order(config, reports)]
     counts = {status: sum(1 for r in ordered if r.status == status) for status in ("ready", "failed", "disabled")}
-    problems = sum(len(r.problems) for r in ordered) + len(config.warnings)
+    problems = sum(len(r.problems) for r in ordered) + len(config.warnings) + len(config.file_problems)
     if args.json:
         print(
             json.dumps(
                 {
                     "servers": [dataclasses.asdict(r) for r in ordered],
+                    "file_problems": list(config.file_problems),
                     "warnings": list(config.warnings),
                     **counts,
                     "problems": problems,
@@ -206,6 +207,8 @@ def _check(args: argparse.Namespace) -> int:
             )
         )
     else:
+        for problem in config.file_problems:
+            print(problem)
         for warning in config.warnings:
             print(f"warning: {warning}")
         for report in ordered:
@@ -258,7 +261,7 @@ async def _check_servers(config: LoadedConfig, reports: dict[str, _ServerReport]
         for name, downstream in proxy.downstreams.items():
             report = reports[name]
             if not downstream.running:
-                report.problems.append(f"{name}: did not start: {downstream.error or 'no answer in time'}")
+                report.problems.append(await _did_not_start(config, name, downstream.error))
                 continue
             report.status = "ready"
             report.tools = [t.name for t in downstream.tools]
@@ -276,6 +279,24 @@ async def _check_servers(config: LoadedConfig, reports: dict[str, _ServerReport]
 
 
 _SHOWN_TOOLS = 12
+
+
+async def _did_not_start(config: LoadedConfig, name: str, error: str | None) -> str:
+    """One line: where the server's command or url is, that it did not start, and why (a local server that
+    exits: its exit status and its stderr's last lines)."""
+    server = config.servers[name]
+    place = config.place(name, "command" if isinstance(server, StdioServer) else "url")
+    reason = error or "no answer in time"
+    if isinstance(server, StdioServer):
+        from offprompt.commands.diagnose import how_it_ended
+
+        ended = await how_it_ended(server, _DIAGNOSE_SECONDS)
+        reason = f"{reason} ({ended})" if ended else reason
+    return f"{name}: {place}: did not start: {reason}"
+
+
+#: How long `check` gives a server that did not start to show how it ends, run once more with its stderr kept.
+_DIAGNOSE_SECONDS = 10.0
 
 
 def main(argv: Sequence[str] | None = None, *, handoff: Handoff | None = None) -> int:

@@ -1,15 +1,19 @@
 """`offprompt init --client NAME`: move a client's MCP servers behind offprompt, and `--undo` it.
 
-The client's servers go into offprompt's config file (merged with what it holds, written 0600 since `env` and
-`headers` values move as they are), and the client's file keeps one `offprompt` entry that serves them. The
-client's file is backed up byte for byte first; `--undo` puts the newest backup (and offprompt's config as it
-was) back. Nothing is written without `--yes` unless a person at a terminal says yes.
+One engine for every client of `client_table.CLIENTS`. The client's servers go into an offprompt config of its
+own (`<config dir>/offprompt/<client>.json`, written 0600 since `env` and `headers` values move as they are),
+in offprompt's words (each client's variable syntax rewritten, keys offprompt has no setting for named); the
+client's file keeps one entry that starts offprompt on them, every other line of it as it was (JSONC, TOML and
+YAML comments kept). The client's file is backed up byte for byte first, with a manifest of each entry moved:
+`--undo` restores the backup when the file is still as init wrote it, else (the client rewrote it since) takes
+offprompt's entry out and puts each moved entry back where it was. A client whose entry still starts offprompt
+on the config every client once shared is moved to a config of its own, with its own servers only. Nothing is
+written without `--yes` unless a person at a terminal says yes.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import datetime as dt
 import difflib
 import hashlib
@@ -18,73 +22,37 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from offprompt.config.jsonc import insert_members, strip_jsonc
+from offprompt.commands.client_table import CLIENTS, PROJECT, Client, Entry, in_offprompt_words, settings_path
+from offprompt.config import HttpServer, StdioServer
+from offprompt.config.documents import Document, JsoncDocument, parse_document, read_document
 from offprompt.errors import ConfigError, NotFoundError
 
 ENTRY_NAME = "offprompt"
 BACKUP_TAG = ".offprompt-backup-"
-_SECRET_KEYS = ("env", "headers")
-_VSCODE_INPUT = "${input:"
+_SECRET_KEYS = ("env", "headers", "environment", "http_headers")
+#: Keys of a server entry that only offprompt reads: kept when the client's entry is moved again.
+_OFFPROMPT_KEYS = frozenset(StdioServer.model_fields) & frozenset(HttpServer.model_fields) - {"disabled"}
 
 
 def client_config_path(client: str, system: str, home: Path, environ: Mapping[str, str]) -> Path:
     """Where `client` keeps its MCP servers on `system` ("Linux", "Darwin", "Windows"), as each documents it."""
-    appdata = Path(environ.get("APPDATA") or home / "AppData" / "Roaming")
-    config_home = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
-    if client == "claude-desktop":
-        if system == "Darwin":
-            return home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
-        if system == "Windows":
-            return appdata / "Claude" / "claude_desktop_config.json"
-        return config_home / "Claude" / "claude_desktop_config.json"
-    if client == "vscode":
-        if system == "Darwin":
-            return home / "Library" / "Application Support" / "Code" / "User" / "mcp.json"
-        if system == "Windows":
-            return appdata / "Code" / "User" / "mcp.json"
-        return config_home / "Code" / "User" / "mcp.json"
-    if client == "cursor":
-        return home / ".cursor" / "mcp.json"
-    if client == "claude-code":
-        return home / ".claude.json"  # user scope: the top-level mcpServers
-    if client == "windsurf":
-        return home / ".codeium" / "windsurf" / "mcp_config.json"
-    raise ConfigError(f"unknown client {client!r}")
+    if client not in CLIENTS:
+        raise ConfigError(f"unknown client {client!r}; the clients are: {', '.join(CLIENTS)}")
+    return settings_path(CLIENTS[client], system, home, environ, Path.cwd())
 
 
-def default_offprompt_config() -> Path:
+def offprompt_config_dir() -> Path:
     import platformdirs
 
-    return Path(platformdirs.user_config_dir("offprompt", appauthor=False)) / "mcp.json"
+    return Path(platformdirs.user_config_dir("offprompt", appauthor=False))
 
 
 def _system() -> str:
     return {"darwin": "Darwin", "win32": "Windows"}.get(sys.platform, "Linux")
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(strip_jsonc(path.read_text(encoding="utf-8-sig")))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); fix it first") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the file holds no JSON object")
-    return data
-
-
-def _masked(value: Any) -> Any:
-    """A copy with `env` and `headers` values hidden, for printing."""
-    if isinstance(value, dict):
-        return {
-            k: ({n: "***" for n in v} if k in _SECRET_KEYS and isinstance(v, dict) else _masked(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_masked(v) for v in value]
-    return value
 
 
 def _offprompt_command() -> str:
@@ -93,10 +61,19 @@ def _offprompt_command() -> str:
     return str(Path(found).absolute()) if found else str(script)
 
 
-def offprompt_entry(client: str, config: Path) -> dict[str, Any]:
-    entry: dict[str, Any] = {"command": _offprompt_command(), "args": ["serve", "--config", str(config)]}
-    entry["args"] += ["--memory-name", client]
-    return {"type": "stdio", **entry} if client == "vscode" else entry
+def _starts_offprompt(entry: Entry) -> bool:
+    args = entry.get("args") or []
+    command = str(entry.get("command") or "")
+    return Path(command).stem == "offprompt" and bool(args) and args[0] == "serve"
+
+
+def _config_of(entry: Entry) -> Path | None:
+    args = [str(a) for a in entry.get("args") or []]
+    return Path(args[args.index("--config") + 1]).expanduser() if "--config" in args[:-1] else None
+
+
+def _client_side(entry: Entry) -> Entry:
+    return {key: value for key, value in entry.items() if key not in _OFFPROMPT_KEYS}
 
 
 def _write(path: Path, text: str, mode: int | None) -> None:
@@ -111,127 +88,193 @@ def _write(path: Path, text: str, mode: int | None) -> None:
     os.replace(tmp, path)
 
 
-def _dump(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+@dataclass
+class Found:
+    """One server entry in the client's file."""
+
+    name: str
+    at: tuple[str, ...]  # the key path of its block
+    scope: str
+    entry: Entry  # as the client wrote it
+    converted: Entry  # as offprompt's config holds it
+    dropped: list[str]  # keys offprompt has no setting for
+    stays: str | None  # why it stays with the client (None: it moves)
+
+
+def find_servers(client: Client, data: Mapping[str, Any], project: str) -> list[Found]:
+    """Every server entry of the client's file, block by block (a name in an earlier block shadows none: the
+    later, narrower scope wins, as Claude Code's local scope over its user scope)."""
+    found: list[Found] = []
+    for index, block in enumerate(client.blocks):
+        at = tuple(project if key == PROJECT else key for key in block)
+        servers: Any = data
+        for key in at:
+            servers = servers.get(key) if isinstance(servers, dict) else None
+        if servers is None:
+            continue
+        if not isinstance(servers, dict):
+            raise ConfigError(f"{'.'.join(at)} is not a table of servers; fix the client's file first")
+        scope = client.scopes[index] if client.scopes else ""
+        for name, entry in servers.items():
+            if not isinstance(entry, dict):
+                continue
+            converted, dropped, stays = in_offprompt_words(client.shape, entry)
+            found.append(Found(str(name), at, scope, entry, converted, dropped, stays))
+    return found
+
+
+def _secret_values(entries: list[Found]) -> list[str]:
+    """The values under env and headers of every entry, longest first, to hide them in what init prints."""
+    values: set[str] = set()
+    for found in entries:
+        for key in _SECRET_KEYS:
+            block = found.entry.get(key)
+            if isinstance(block, dict):
+                values.update(str(v) for v in block.values() if len(str(v)) >= 4)
+    return sorted(values, key=len, reverse=True)
+
+
+def _lookup(data: Any, at: list[str] | tuple[str, ...]) -> Any:
+    for key in at:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _servers_key(data: Mapping[str, Any]) -> str:
+    return "servers" if "servers" in data and "mcpServers" not in data else "mcpServers"
 
 
 class Plan:
-    """What `init` would change: the client's file and offprompt's config, before and after.
+    """What `init` would change: the client's file and its offprompt config, before and after."""
 
-    Claude Code keeps servers in three scopes: user (`mcpServers` of `~/.claude.json`), local (the default of
-    `claude mcp add`: `projects[<project dir>].mcpServers` of the same file) and project (`.mcp.json`, shared
-    with the team). The first two move; the project's file is left to its team and said so.
-    """
-
-    def __init__(self, client: str, client_path: Path, offprompt_path: Path, project: Path | None = None) -> None:
+    def __init__(self, client: Client, client_path: Path, offprompt_path: Path, project: Path) -> None:
         self.client, self.client_path, self.offprompt_path = client, client_path, offprompt_path
-        self.key = "servers" if client == "vscode" else "mcpServers"
-        self.before = _read_json(client_path)
-        servers = dict(self.before.get(self.key) or {})
-        if not isinstance(self.before.get(self.key) or {}, dict):
-            raise ConfigError(f"{client_path}: {self.key} is not an object")
-        self.scopes: dict[str, str] = dict.fromkeys(servers, "user")  # claude-code: where each came from
-        self.project = str((project or Path.cwd()).absolute()) if client == "claude-code" else None
-        self.project_file_servers: list[str] = []  # claude-code: .mcp.json's, which stay
-        local: dict[str, Any] = {}
-        if self.project is not None:
-            entry = (self.before.get("projects") or {}).get(self.project) or {}
-            local = dict(entry.get("mcpServers") or {}) if isinstance(entry, dict) else {}
-            for name, server in local.items():
-                if name not in servers:  # Claude Code prefers the local entry; the user one is shadowed
-                    self.scopes[name] = "local"
-                servers[name] = server
-            shared = Path(self.project) / ".mcp.json"
-            if shared.exists():
-                self.project_file_servers = [n for n in (_read_json(shared).get("mcpServers") or {}) if n != ENTRY_NAME]
-        self.offprompt_before = _read_json(offprompt_path) if offprompt_path.exists() else None
-        target = copy.deepcopy(self.offprompt_before or {})
-        target_key = "servers" if "servers" in target and "mcpServers" not in target else "mcpServers"
-        merged: dict[str, Any] = dict(target.get(target_key) or {})
-        self.moved: dict[str, str] = {}  # client name -> name in offprompt's config
-        self.kept: list[str] = []  # VS Code entries that use ${input:…}: only VS Code can prompt for them
-        kept: dict[str, Any] = {}
-        for name, server in servers.items():
-            if name == ENTRY_NAME:
+        self.project = str(project.absolute())
+        self.before = client_path.read_text(encoding="utf-8-sig")
+        self.doc = parse_document(self.before, client.syntax, client_path)
+        found = find_servers(client, self.doc.data(), self.project)
+        self.entries = found
+        ours = [f for f in found if _starts_offprompt(f.converted)]
+        self.stays = [f for f in found if f.stays and f not in ours]
+        self.moved: dict[str, Found] = {}  # by name: the narrower scope's entry wins
+        self.removed: list[Found] = []
+        for f in found:
+            if f in ours or f.stays:
                 continue
-            if client == "vscode" and _VSCODE_INPUT in json.dumps(server):
-                kept[name] = server
-                self.kept.append(name)
-                continue
-            new_name = name
-            n = 2
-            while new_name in merged and merged[new_name] != server:
-                new_name, n = f"{name}-{n}", n + 1
-            merged[new_name] = server
-            self.moved[name] = new_name
-        target[target_key] = merged
-        self.target_key = target_key
-        self.offprompt_after = target
-        self.after = copy.deepcopy(self.before)
-        self.after[self.key] = {**kept, ENTRY_NAME: offprompt_entry(client, offprompt_path)}
-        if self.project is not None and local:
-            self.after["projects"][self.project]["mcpServers"] = {}
+            earlier = self.moved.get(f.name)
+            if earlier is not None and earlier.converted != f.converted:
+                earlier.stays = f"shadowed by the {f.scope} scope's entry of the same name"
+                self.stays.append(earlier)
+                self.removed.remove(earlier)
+            self.moved[f.name] = f
+            self.removed.append(f)
+        self.offprompt_before = offprompt_path.read_text(encoding="utf-8-sig") if offprompt_path.exists() else None
+        self.migrated_from: Path | None = None
+        self.migrated: list[str] = []
+        base = self.offprompt_before if self.offprompt_before is not None else self._migrated(ours)
+        self.updated: list[str] = []
+        self.offprompt_after = self._offprompt_text(base or "{}\n")
+        for f in self.removed:
+            self.doc.remove(f.at, f.name)
+        self.entry_at = tuple(self.project if k == PROJECT else k for k in client.blocks[0])
+        if self.removed or not any(_config_of(o.converted) == offprompt_path for o in ours):
+            command = client.shape.write(
+                _offprompt_command(), ["serve", "--config", str(offprompt_path), "--memory-name", client.name]
+            )
+            self.doc.set(self.entry_at, ENTRY_NAME, command)
+        self.after = self.doc.text
+
+    def _offprompt_text(self, base: str) -> str:
+        """offprompt's config with the moved servers in, its other lines (comments too) as they were. A name
+        already there is this client's own server: its entry is brought up to date, offprompt's keys kept."""
+        target = JsoncDocument(base, self.offprompt_path)
+        key = _servers_key(target.data())
+        existing = target.data().get(key) or {}
+        for name, f in self.moved.items():
+            old = existing.get(name)
+            if old is None:
+                target.set((key,), name, f.converted)
+            elif _client_side(old) != _client_side(f.converted):
+                kept = {k: v for k, v in old.items() if k in _OFFPROMPT_KEYS}
+                target.set((key,), name, {**f.converted, **kept})
+                self.updated.append(name)
+        return target.text
+
+    def _migrated(self, ours: list[Found]) -> str | None:
+        """The text of the config this client's entry shares with others, with this client's servers only (under
+        the names the client gives them), when its entry starts offprompt on such a config; else None."""
+        shared = next(
+            (c for o in ours if (c := _config_of(o.converted)) and c != self.offprompt_path and c.is_file()), None
+        )
+        if shared is None:
+            return None
+        doc = JsoncDocument(shared.read_text(encoding="utf-8-sig"), shared)
+        key = _servers_key(doc.data())
+        theirs: dict[str, Any] = doc.data().get(key) or {}
+        mine = self._originals()
+        keep: dict[str, str] = {n: n for n in theirs} if mine is None else {}  # name there -> name here
+        for name, converted in (mine or {}).items():
+            same = [n for n, e in theirs.items() if n not in keep and _client_side(e) == _client_side(converted)]
+            match = name if name in same else next(iter(same), None)
+            if match is not None:
+                keep[match] = name
+        for name in theirs:
+            if name not in keep:
+                doc.remove((key,), name)
+        for there, here in keep.items():
+            if there != here:
+                doc.remove((key,), there)
+                doc.set((key,), here, theirs[there])
+        self.migrated_from = shared
+        self.migrated = [here if here == there else f"{here} ({there} there)" for there, here in keep.items()]
+        return doc.text
+
+    def _originals(self) -> dict[str, Entry] | None:
+        """The servers the client's file held before its last `init` (its newest backup), in offprompt's words."""
+        backups = _backups(self.client_path)
+        if not backups:
+            return None
+        data = parse_document(backups[-1].read_text(encoding="utf-8-sig"), self.client.syntax, backups[-1]).data()
+        found = find_servers(self.client, data, self.project)
+        return {f.name: f.converted for f in found if not f.stays and not _starts_offprompt(f.converted)}
 
     @property
     def changes(self) -> bool:
-        return self.after != self.before
+        return self.after != self.before or self.offprompt_after != (self.offprompt_before or "")
 
     def diff(self) -> str:
-        lines = list(
+        text = "".join(
             difflib.unified_diff(
-                _dump(_masked(self.before)).splitlines(keepends=True),
-                _dump(_masked(self.after)).splitlines(keepends=True),
+                self.before.splitlines(keepends=True),
+                self.after.splitlines(keepends=True),
                 fromfile=str(self.client_path),
                 tofile=f"{self.client_path} (after)",
             )
         )
-        return "".join(lines)
+        for value in _secret_values(self.entries):
+            text = text.replace(value, "***")
+        return text
 
     def write(self, stamp: str) -> Path:
         backup = self.client_path.with_name(f"{self.client_path.name}{BACKUP_TAG}{stamp}")
         shutil.copy2(self.client_path, backup)
         manifest: dict[str, Any] = {
+            "client": self.client.name,
             "client_config": str(self.client_path),
             "offprompt_config": str(self.offprompt_path),
             "offprompt_backup": None,
+            "written_sha256": hashlib.sha256(self.after.encode()).hexdigest(),
+            "added": {"at": list(self.entry_at), "name": ENTRY_NAME},
+            "removed": [{"at": list(f.at), "name": f.name, "entry": f.entry} for f in self.removed],
         }
         if self.offprompt_before is not None:
             saved = self.offprompt_path.with_name(f"{self.offprompt_path.name}{BACKUP_TAG}{stamp}")
             shutil.copy2(self.offprompt_path, saved)
             manifest["offprompt_backup"] = str(saved)
-        written = _dump(self.after)
-        if self.client == "claude-code":
-            # Claude Code rewrites its file all the time: undo puts the moved entries back where they were,
-            # unless the file is still as init wrote it (then it is restored byte for byte).
-            manifest["moved"] = [
-                {"name": name, "scope": self.scopes.get(name, "user"), "entry": self._entry(name)}
-                for name in self.moved
-            ]
-            manifest["project"] = self.project
-            manifest["written_sha256"] = hashlib.sha256(written.encode()).hexdigest()
-        _write(Path(f"{backup}.json"), _dump(manifest), 0o600)
-        _write(self.offprompt_path, self._offprompt_text(), 0o600)  # env and headers values are in it
-        mode = self.client_path.stat().st_mode & 0o777
-        _write(self.client_path, written, mode)
+        _write(Path(f"{backup}.json"), json.dumps(manifest, indent=2) + "\n", 0o600)
+        _write(self.offprompt_path, self.offprompt_after, 0o600)  # env and headers values are in it
+        _write(self.client_path, self.after, self.client_path.stat().st_mode & 0o777)
         return backup
-
-    def _entry(self, name: str) -> Any:
-        if self.scopes.get(name) == "local" and self.project is not None:
-            return self.before["projects"][self.project]["mcpServers"][name]
-        return self.before[self.key][name]
-
-    def _offprompt_text(self) -> str:
-        """offprompt's config as it will be written: the new servers put into the file's own text, so its
-        comments and layout stay (`//` comments, trailing commas), or a fresh file."""
-        if self.offprompt_before is None:
-            return _dump(self.offprompt_after)
-        text = self.offprompt_path.read_text(encoding="utf-8-sig")
-        added = {
-            new: self.offprompt_after[self.target_key][new]
-            for new in self.moved.values()
-            if new not in (self.offprompt_before.get(self.target_key) or {})
-        }
-        return insert_members(text, self.target_key, added)
 
 
 def _backups(client_path: Path) -> list[Path]:
@@ -239,22 +282,24 @@ def _backups(client_path: Path) -> list[Path]:
     return sorted(p for p in client_path.parent.glob(pattern) if not p.name.endswith(".json"))
 
 
-def undo(client_path: Path) -> str:
-    """Put the newest backup of the client's file back byte for byte (Claude Code's: the entries init moved, if
-    the file changed since), and offprompt's config as it was."""
+def undo(client: Client, client_path: Path) -> str:
+    """Put the newest backup of the client's file back byte for byte (or, when the client rewrote the file
+    since, take offprompt's entry out and put each moved entry back where it was), and offprompt's config as it
+    was."""
     backups = _backups(client_path)
     if not backups:
         raise NotFoundError(f"no offprompt backup of {client_path} to restore (`offprompt init` makes one)")
     backup = backups[-1]
     manifest_path = Path(f"{backup}.json")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
-    current = hashlib.sha256(client_path.read_bytes()).hexdigest()
-    if "moved" in manifest and current != manifest.get("written_sha256"):
-        _put_back(client_path, manifest)
+    _read_legacy(manifest)
+    current = hashlib.sha256(client_path.read_bytes()).hexdigest() if client_path.exists() else None
+    how, skipped = "restored", []
+    if "removed" in manifest and current != manifest.get("written_sha256"):
+        skipped = _put_back(client, client_path, manifest)
         how = "put its moved entries back in"
     else:
         shutil.copy2(backup, client_path)
-        how = "restored"
     offprompt_config = manifest.get("offprompt_config")
     if offprompt_config:
         saved = manifest.get("offprompt_backup")
@@ -265,22 +310,42 @@ def undo(client_path: Path) -> str:
             Path(offprompt_config).unlink(missing_ok=True)  # init created it
     backup.unlink()
     manifest_path.unlink(missing_ok=True)
-    return f"{how} {client_path} from {backup.name}"
+    left = f"; left as the client has them now: {', '.join(skipped)}" if skipped else ""
+    return f"{how} {client_path} from {backup.name}{left}"
 
 
-def _put_back(client_path: Path, manifest: dict[str, Any]) -> None:
-    """Claude Code's file as it is now, with the offprompt entry gone and the moved entries in their scopes."""
-    data = _read_json(client_path)
-    user = dict(data.get("mcpServers") or {})
-    user.pop(ENTRY_NAME, None)
-    for moved in manifest["moved"]:
-        if moved["scope"] == "local" and manifest.get("project"):
-            project = data.setdefault("projects", {}).setdefault(manifest["project"], {})
-            project.setdefault("mcpServers", {})[moved["name"]] = moved["entry"]
+def _read_legacy(manifest: dict[str, Any]) -> None:
+    """A manifest an earlier offprompt wrote (Claude Code's `moved` with scopes) in today's words."""
+    if "moved" not in manifest or "removed" in manifest:
+        return
+    project = manifest.get("project")
+    manifest["added"] = {"at": ["mcpServers"], "name": ENTRY_NAME}
+    manifest["removed"] = [
+        {
+            "at": ["projects", project, "mcpServers"] if m["scope"] == "local" and project else ["mcpServers"],
+            "name": m["name"],
+            "entry": m["entry"],
+        }
+        for m in manifest["moved"]
+    ]
+
+
+def _put_back(client: Client, client_path: Path, manifest: dict[str, Any]) -> list[str]:
+    """The client's file as it is now, without offprompt's entry and with the moved entries back in their
+    blocks; the names the client has given another entry since are left as they are (and returned)."""
+    doc: Document = read_document(client_path, client.syntax)
+    data = doc.data()
+    added = manifest["added"]
+    if _starts_offprompt(in_offprompt_words(client.shape, _lookup(data, added["at"]).get(added["name"]) or {})[0]):
+        doc.remove(added["at"], added["name"])
+    skipped = []
+    for removed in manifest["removed"]:
+        if removed["name"] in _lookup(data, removed["at"]):
+            skipped.append(removed["name"])
         else:
-            user[moved["name"]] = moved["entry"]
-    data["mcpServers"] = user
-    _write(client_path, _dump(data), client_path.stat().st_mode & 0o777)
+            doc.set(removed["at"], removed["name"], removed["entry"])
+    _write(client_path, doc.text, client_path.stat().st_mode & 0o777)
+    return skipped
 
 
 def _confirm() -> bool:
@@ -292,46 +357,70 @@ def _confirm() -> bool:
         return False
 
 
+def _report(plan: Plan) -> None:
+    """What moves, what stays and why, in a line each."""
+    scoped = len(plan.client.blocks) > 1
+    if plan.moved:
+        names = ", ".join(n + (f" [{f.scope} scope]" if scoped else "") for n, f in plan.moved.items())
+        print(f"\nmoves to {plan.offprompt_path} (written 0600, env and headers as they are): {names}")
+    if plan.updated:
+        print(f"brought up to date there (offprompt's own keys kept): {', '.join(plan.updated)}")
+    if plan.migrated_from is not None:
+        print(
+            f"moves this client's servers from the config clients used to share, {plan.migrated_from}, to its own: "
+            f"{', '.join(plan.migrated) or 'none'} (the shared file stays as it is; --undo goes back to it)"
+        )
+    dropped = [f"{f.name}.{key}" for f in plan.moved.values() for key in f.dropped]
+    if dropped:
+        print(f"not carried over (offprompt has no such setting): {', '.join(dropped)}")
+    for f in plan.stays:
+        print(f"stays in {plan.client_path.name}: {f.name} ({f.stays}); keep it there, or move it yourself")
+    team = Path(plan.project) / plan.client.team_file if plan.client.team_file else None
+    if team is not None and team.is_file() and team.absolute() != plan.client_path.absolute():
+        doc = read_document(team, plan.client.syntax)
+        shared = [f.name for f in find_servers(plan.client, doc.data(), plan.project) if f.name != ENTRY_NAME]
+        if shared:
+            print(
+                f"stays in {team} (the project's, shared with its team): {', '.join(shared)}; "
+                f"`offprompt init --client {plan.client.name} --config {team}` moves them if the whole team uses "
+                "offprompt"
+            )
+
+
+def _prepare_first_start(offprompt_path: Path) -> None:
+    """What a client's first start after `init --yes` needs besides the files; called once, last. Nothing yet:
+    each server's lists are cached at its first start."""
+    del offprompt_path
+
+
 def run(args: argparse.Namespace) -> int:
-    home = Path.home()
+    client = CLIENTS[args.client]
+    project = (args.project or Path.cwd()).expanduser().absolute()
     client_path: Path = (
-        args.config.expanduser() if args.config else client_config_path(args.client, _system(), home, os.environ)
+        args.config.expanduser().absolute()
+        if args.config
+        else settings_path(client, _system(), Path.home(), os.environ, project)
     )
     if args.undo:
-        print(undo(client_path))
+        print(undo(client, client_path))
         return 0
     if not client_path.exists():
         raise NotFoundError(
             f"{client_path}: no {args.client} config there; pass --config PATH to name the file it uses"
         )
-    offprompt_path = (args.offprompt_config or default_offprompt_config()).expanduser().absolute()
-    plan = Plan(args.client, client_path, offprompt_path, getattr(args, "project", None))
-    if not plan.moved and not plan.changes:
+    offprompt_path = (args.offprompt_config or offprompt_config_dir() / f"{client.name}.json").expanduser().absolute()
+    plan = Plan(client, client_path, offprompt_path, project)
+    if not plan.changes:
         print(f"{client_path} already starts offprompt alone; nothing to do")
+        _report(plan)
         return 0
     print(plan.diff(), end="")
-    if plan.moved:
-        names = ", ".join(
-            (n if n == m else f"{n} (as {m})") + (f" [{plan.scopes[n]} scope]" if plan.project else "")
-            for n, m in plan.moved.items()
-        )
-        print(f"\nmoves to {offprompt_path} (written 0600, env and headers as they are): {names}")
-    if plan.project_file_servers:
-        print(
-            f"stays in {Path(plan.project or '.') / '.mcp.json'} (project scope, shared with the team): "
-            f"{', '.join(plan.project_file_servers)}; move them to {offprompt_path} and out of .mcp.json "
-            "yourself if the whole team uses offprompt"
-        )
-    if plan.kept:
-        print(
-            f"stays in {client_path.name}: {', '.join(plan.kept)} (uses ${{input:…}}, which only VS Code can "
-            "prompt for); keep it there, or put the value in offprompt's config yourself"
-        )
+    _report(plan)
     if not (args.yes or _confirm()):
         print("nothing written: run again with --yes to write these changes", file=sys.stderr)
-        return 1
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    backup = plan.write(stamp)
+        return 0
+    backup = plan.write(dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f"))
     print(f"wrote {client_path} (backup: {backup.name}; `offprompt init --client {args.client} --undo` restores it)")
     print(f"restart {args.client} to use it; `offprompt check --config {offprompt_path}` checks the servers")
+    _prepare_first_start(offprompt_path)
     return 0

@@ -6,7 +6,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-CLIENTS = ("claude-desktop", "cursor", "claude-code", "vscode", "windsurf")
+CLIENTS = (
+    "claude-code",
+    "claude-desktop",
+    "cursor",
+    "vscode",
+    "windsurf",
+    "gemini",
+    "qwen-code",
+    "opencode",
+    "codex",
+    "fast-agent",
+)  # offprompt.commands.client_table.CLIENTS, named here without importing it (serve imports this module)
 
 
 def _memory_flags(parser: argparse.ArgumentParser, *, name: bool = True, nested: bool = False) -> None:
@@ -77,13 +88,17 @@ def add(commands: Any) -> None:
     init.add_argument("--client", choices=CLIENTS, required=True)
     init.add_argument("--config", type=Path, default=None, help="the client's config file (default: where it is)")
     init.add_argument(
-        "--offprompt-config", type=Path, default=None, help="offprompt's config file (default: in its config dir)"
+        "--offprompt-config",
+        type=Path,
+        default=None,
+        help="offprompt's config file for this client (default: <client>.json in offprompt's config dir)",
     )
     init.add_argument(
         "--project",
         type=Path,
         default=None,
-        help="claude-code: the project whose local-scope servers move too (default: this directory)",
+        help="the project whose Claude Code local-scope servers move too, whose shared files are named, and where "
+        "fast-agent's file is (default: this directory)",
     )
     init.add_argument("--yes", action="store_true", help="write without asking")
     init.add_argument("--undo", action="store_true", help="restore the client's config from the latest backup")

@@ -388,6 +388,10 @@ class LoadedConfig:
     settings: OffpromptSettings
     servers: dict[str, ServerConfig]
     problems: dict[str, str] = field(default_factory=dict)  # server name → one line: where, what, what to do
+    #: The same problems one by one: server name → each problem (a line each).
+    server_problems: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Problems of the file as a whole and its `offprompt` block, when read with `keep_going` (else raised).
+    file_problems: tuple[str, ...] = ()
     disabled: tuple[str, ...] = ()  # servers with "disabled": true
     warnings: tuple[str, ...] = ()  # keys that were ignored, keys given twice
     source: str = "<config>"
@@ -403,12 +407,13 @@ class LoadedConfig:
 
 
 def load_config(
-    path: Path | str, *, environ: Mapping[str, str] | None = None, check_paths: bool = True
+    path: Path | str, *, environ: Mapping[str, str] | None = None, check_paths: bool = True, keep_going: bool = False
 ) -> LoadedConfig:
     """Read a config file. Raises `ConfigError` for a missing file, bad JSON or a bad `offprompt` block.
 
     `environ` (default `os.environ`) feeds `${VAR}`. With `check_paths`, a server whose `command` is not found on
-    PATH or whose `cwd` is not a directory is reported in `problems`.
+    PATH or whose `cwd` is not a directory is reported in `problems`. With `keep_going`, a bad `offprompt` block
+    or an unknown top-level key is reported in `file_problems` (the defaults stand in) and the servers are read.
     """
     path = Path(path).expanduser()
     what_to_do = "pass --config the path of a JSON file holding an mcpServers block (see mcp.json.example)"
@@ -428,7 +433,13 @@ def load_config(
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
     return parse_config(
-        data, source=str(path), text=clean, base_dir=path.parent.absolute(), environ=environ, check_paths=check_paths
+        data,
+        source=str(path),
+        text=clean,
+        base_dir=path.parent.absolute(),
+        environ=environ,
+        check_paths=check_paths,
+        keep_going=keep_going,
     )
 
 
@@ -440,6 +451,7 @@ def parse_config(
     base_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
     check_paths: bool = False,
+    keep_going: bool = False,
 ) -> LoadedConfig:
     """Validate a config already parsed from JSON. `text`, the file it came from, gives messages line numbers.
 
@@ -456,20 +468,32 @@ def parse_config(
             f"{source}: the top level must be an object holding mcpServers (and optionally offprompt), "
             f"not {_kind(data)}"
         )
-    _check_top_level(data, ctx)
     if "mcpServers" in data and "servers" in data:
         raise ConfigError(
             f"{ctx.place(('servers',))}: both mcpServers and servers are given; keep one "
             "(servers is VS Code's name for mcpServers)"
         )
-    settings = _parse_settings(data.get("offprompt", {}), ctx)
+    file_problems: list[str] = []
+    settings = OffpromptSettings()
+    try:
+        _check_top_level(data, ctx)
+    except ConfigError as exc:
+        if not keep_going:
+            raise
+        file_problems += str(exc).splitlines()
+    try:
+        settings = _parse_settings(data.get("offprompt", {}), ctx)
+    except ConfigError as exc:
+        if not keep_going:
+            raise
+        file_problems += str(exc).splitlines()
     servers_key = "servers" if "servers" in data else "mcpServers"
     blocks = data.get(servers_key, {})
     if not isinstance(blocks, dict):
         raise ConfigError(f"{ctx.place((servers_key,))}: must be an object of named servers, not {_kind(blocks)}")
 
     servers: dict[str, ServerConfig] = {}
-    problems: dict[str, str] = {}
+    problems: dict[str, list[str]] = {}
     disabled: list[str] = []
     for name, block in blocks.items():
         loc: Loc = (servers_key, name)
@@ -481,13 +505,15 @@ def parse_config(
             if check_paths:
                 _check_server_paths(server, loc, ctx)
         except _BlockError as exc:
-            problems[name] = "; ".join(ctx.message(error_loc, text) for error_loc, text in exc.errors)
+            problems[name] = [ctx.message(error_loc, text) for error_loc, text in exc.errors]
             continue
         servers[name] = server
     return LoadedConfig(
         settings=settings,
         servers=servers,
-        problems=problems,
+        problems={name: "; ".join(found) for name, found in problems.items()},
+        server_problems={name: tuple(found) for name, found in problems.items()},
+        file_problems=tuple(file_problems),
         disabled=tuple(disabled),
         warnings=tuple(warnings),
         source=source,
@@ -612,25 +638,26 @@ def _parse_server(raw: object, loc: Loc, ctx: _Context, warnings: list[str]) -> 
             kind, kind_key = "streamable_http", alias
 
     local, remote = "command" in block, "url" in block
-    if local and remote:
-        errors.append((loc, "has both command (a local server) and url (a remote one); split it into two servers"))
-    elif not local and not remote:
-        typos = [key for key in block if _suggest(key, ("command", "url"))]
-        if typos:
-            errors += [
-                ((*loc, key), f"unknown key '{key}' — did you mean '{_suggest(key, ('command', 'url'))}'?")
-                for key in typos
-            ]
-        else:
+    typos: dict[str, str] = {}
+    if not local and not remote:
+        typos = {key: hint for key in block if (hint := _suggest(key, ("command", "url")))}
+        errors += [((*loc, key), f"unknown key '{key}' — did you mean '{hint}'?") for key, hint in typos.items()]
+        for key, hint in typos.items():  # read on as if it were spelled right: the block's other problems too
+            block[hint] = block.pop(key)
+            renamed[hint] = key
+        local, remote = "command" in block, "url" in block
+        if not typos:
             errors.append(
                 (loc, "has neither command (a local server offprompt starts) nor url (a remote one); add one")
             )
+    if local and remote:
+        errors.append((loc, "has both command (a local server) and url (a remote one); split it into two servers"))
     elif local and kind not in (None, "stdio"):
         errors.append(((*loc, kind_key), 'says a remote transport, but the server has a command; use "stdio" or a url'))
     elif remote and kind == "stdio":
         errors.append(((*loc, kind_key), 'says "stdio", but the server has a url; use "http" or "sse", or a command'))
-    if errors:
-        raise _BlockError(errors)
+    if errors and (local == remote or len(errors) > len(typos)):
+        raise _BlockError(errors)  # no transport to read the rest against
 
     model: type[StdioServer] | type[HttpServer] = StdioServer if local else HttpServer
     if model is HttpServer and kind is not None and "transport" not in block:
@@ -639,7 +666,7 @@ def _parse_server(raw: object, loc: Loc, ctx: _Context, warnings: list[str]) -> 
     expanded = interpolate(block, loc, ctx.environ, errors)
     if env_file is not None:
         env_file = interpolate(env_file, (*loc, "envFile"), ctx.environ, errors)
-    if errors:
+    if errors and env_file is not None:
         raise _BlockError(errors)
     assert isinstance(expanded, dict)
     if env_file is not None:
@@ -649,7 +676,10 @@ def _parse_server(raw: object, loc: Loc, ctx: _Context, warnings: list[str]) -> 
     try:
         server = model.model_validate(expanded, context={"base_dir": ctx.base_dir})
     except ValidationError as exc:
-        raise _BlockError(_translate(exc, loc, model, raw, renamed)) from None
+        said = {where for where, _ in errors}  # a variable not set is the problem there, not the value's form
+        raise _BlockError(errors + [e for e in _translate(exc, loc, model, raw, renamed) if e[0] not in said]) from None
+    if errors:  # a typo read on, or a variable not set: every problem of the block is said at once
+        raise _BlockError(errors)
     server._written = dict(raw)
     return server
 
