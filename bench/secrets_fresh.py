@@ -49,7 +49,11 @@ def _blobs(git_dir: Path, commit: str) -> Iterator[tuple[str, bytes]]:
     at = 0
     for _, path in blobs:
         header_end = batch.index(b"\n", at)
-        size = int(batch[at:header_end].split()[2])
+        header = batch[at:header_end].split()
+        if header[-1] == b"missing":  # a large file the mirror lists but does not hold
+            at = header_end + 1
+            continue
+        size = int(header[2])
         yield path, batch[header_end + 1 : header_end + 1 + size]
         at = header_end + 1 + size + 1
 
