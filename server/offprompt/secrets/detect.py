@@ -78,12 +78,31 @@ def _mixed_token(value: str) -> bool:
     return random_looking(value, 20) and any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
+def _hf_token(value: str) -> bool:
+    """A Hugging Face token: base62 as `_mixed_token`, or of letters only in both cases (`hf_` and 34 letters),
+    which no camel-case name of code is."""
+    body = value[3:]
+    letters = body.isalpha() and len(set(body)) >= 12 and not values.is_camel_name(body)
+    return _mixed_token(value) or (letters and body.lower() != body and body.upper() != body and is_real(value))
+
+
+def _aws_shaped(value: str) -> bool:
+    """An AWS secret key's shape (40 of base64's letters, digits, `+` and `/`, both cases): one may start with `/`,
+    which a path of words does not look like."""
+    return (
+        _AWS_SECRET.fullmatch(value) is not None
+        and random_looking(value, 40)
+        and value.lower() != value
+        and value.upper() != value
+    )
+
+
 def _assigned_value(value: str) -> bool:
     """A value after `password=`: anything real that is not a type name, a boolean or a path."""
     return (
         is_real(value)
         and value.lower().strip("'\"`") not in NOT_VALUES
-        and value[:1] not in "/~."
+        and (value[:1] not in "/~." or _aws_shaped(value))
         and not value.startswith(("os.", "env", "process.", "getenv", "secrets.", "http://", "https://"))
     )
 
@@ -98,7 +117,7 @@ _VALUE = (
     r'(?:\\"(?P<eq>[^"\\\r\n]{1,4096})\\"'
     r'|"(?P<dq>(?:[^"\\\r\n]|\\.){1,4096})"'
     r"|'(?P<sq>[^'\r\n]{1,4096})'"
-    r"""|(?P<bare>[^\s"',;&<>)}\]]{1,4096}))"""
+    r"""|(?P<bare>(?:[^\s"',;&<>)}\]\\]|\\(?![nrt])){1,4096}))"""  # up to an escaped line break too
 )
 _ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=(?!=)|:=|:(?!:)|=>)[ \t]{0,8}"""  # `::` is a path, `==` a comparison
 # A declaration with its type between the name and the value: Python's `password: str = "…"` (`Optional[str]`,
@@ -224,6 +243,24 @@ def _connection_kind(match: re.Match[str]) -> str:
 
 #: A port written as a word, as a URL template does (`:port`, `:PORT`).
 _WORD_PORT = re.compile(r":[A-Za-z_]+(?![\w.-])")
+
+
+# From a variable list's name to its value: `", "value": ` in JSON (raw or escaped), or a YAML line break and
+# `value: ` (a real or an escaped newline).
+_LIST_VALUE = (
+    r"""\\?["']?[ \t]{0,8},?(?:[ \t]{0,8}|(?:\r?\n|(?:\\r)?\\n)(?:[^\n]{0,80}?[ \t|])?[ \t]{0,40})"""
+    r"""\\?"?value\\?"?[ \t]{0,8}:[ \t]{0,8}"""
+)
+# What comes before a variable list's name: `"name": "`, `"key": "` or YAML's `- name: ` / `name: `.
+_LIST_NAME = re.compile(r"""(?:\\?"(?:name|key)\\?"[ \t]{0,8}:[ \t]{0,8}\\?"|(?:-[ \t]{1,8})?name:[ \t]{0,8}["']?)$""")
+
+
+def _listed_kind(match: re.Match[str]) -> str:
+    """The kind of a variable list's value: its name's, when the word is the end of an entry's name."""
+    key_start = match.start() - len(key_before(match.string, match.start()))
+    if _LIST_NAME.search(match.string, max(0, key_start - 40), key_start) is None:
+        return ""
+    return _keyword_kind(match)
 
 
 _KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{40}")
@@ -360,7 +397,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         "huggingface-token",
         ("hf_",),
         _compile(r"hf_[A-Za-z0-9]{34,40}(?![\w-])"),
-        check=_mixed_token,
+        check=_hf_token,
     ),
     _Detector(
         "jwt",
@@ -381,6 +418,33 @@ _DETECTORS: tuple[_Detector, ...] = (
         _compile(r"(?i:basic)[ \t]{1,4}(?P<v>[A-Za-z0-9+/]{8,2000}={0,2})(?![\w+/=])"),
         group="v",
         check=_basic,
+    ),
+    _Detector(
+        "basic-auth",
+        ('"auth"', '\\"auth\\"'),
+        # Docker's config.json (`{"auths": {"registry": {"auth": "<base64 of user:password>"}}}`), raw or inside a
+        # JSON string.
+        _compile(r'\\?"auth\\?"[ \t]{0,8}:[ \t]{0,8}\\?"(?P<v>[A-Za-z0-9+/]{8,2000}={0,2})\\?"'),
+        group="v",
+        check=_basic,
+        word_start=False,
+    ),
+    _Detector(
+        "password",
+        ("pass", "pwd", "secret", "key", "token", "credential"),
+        # A variable list's entry, `{"name": "DB_PASSWORD", "value": "…"}` (ECS, GitHub Actions, `{"key": …}` of
+        # Terraform's outputs) or Kubernetes' `- name: DB_PASSWORD` with `value: …` on the next line: the value
+        # is the key's, as in `DB_PASSWORD=…`.
+        _compile(
+            r"(?P<word>passw(?:or)?d|passphrase|pass|pwd|secret|key|token|credentials?)(?![A-Za-z0-9])"
+            + _LIST_VALUE
+            + _VALUE,
+            re.IGNORECASE,
+        ),
+        group="",
+        check=_assigned_value,
+        kind_of=_listed_kind,
+        word_start=False,
     ),
     _Detector(
         "connection-password",
