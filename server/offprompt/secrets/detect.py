@@ -27,10 +27,10 @@ from pydantic import BaseModel
 
 from offprompt.secret_kinds import SECRET_KINDS
 from offprompt.secrets import values
+from offprompt.secrets.exceptions import excepted
 from offprompt.secrets.harmless import holds_none
 from offprompt.secrets.keyed import (
     EXAMPLE_VALUES,
-    NOT_VALUES,
     SAMPLE_LOGINS,
     basic_credentials,
     is_real,
@@ -40,8 +40,9 @@ from offprompt.secrets.keyed import (
     value_of,
     value_span,
 )
-from offprompt.secrets.scan import scanning
+from offprompt.secrets.scan import once, scanning
 from offprompt.secrets.tests_code import in_test_literal
+from offprompt.syntax import EXPRESSION, NAME, code_language, defined_names, is_code_shaped, read_value
 
 __all__ = ["KINDS", "Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
 
@@ -78,6 +79,11 @@ def _mixed_token(value: str) -> bool:
     return random_looking(value, 20) and any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
+def _bearer_token(value: str) -> bool:
+    """A bearer token, not a phrase of capitalised words (`Bearer ThisIsABearerToken` of a test)."""
+    return is_real(value) and not values.is_camel_name(value)
+
+
 def _hf_token(value: str) -> bool:
     """A Hugging Face token: base62 as `_mixed_token`, or of letters only in both cases (`hf_` and 34 letters),
     which no camel-case name of code is."""
@@ -101,7 +107,6 @@ def _assigned_value(value: str) -> bool:
     """A value after `password=`: anything real that is not a type name, a boolean or a path."""
     return (
         is_real(value)
-        and value.lower().strip("'\"`") not in NOT_VALUES
         and (value[:1] not in "/~." or _aws_shaped(value))
         and not value.startswith(("os.", "env", "process.", "getenv", "secrets.", "http://", "https://"))
     )
@@ -135,11 +140,38 @@ _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
 
 
 def _keyword_kind(match: re.Match[str]) -> str:
-    """The kind of a `key = value` secret, from the key's whole name; "" when the key holds none."""
+    """The kind of a `key = value` secret, from the key's whole name; "" when the key holds none, when a row of
+    the exceptions table excepts the value, or when the value is no literal of the text's syntax."""
     key = _key_of(match)
     value = value_of(match)
     kind = _kind_by_key(key.lower().replace("-", "_"), value) if key else ""
-    return "" if not kind or holds_none(match, key, value) else kind  # the cheap test first: `"key": "k0"`
+    if not kind or excepted(key, value, _rest_of_line(match)) or _not_a_literal(match, key, value):
+        return ""
+    return "" if holds_none(match, key, value) else kind  # the cheap tests first: `"key": "k0"`
+
+
+def _rest_of_line(match: re.Match[str]) -> str:
+    text = match.string
+    end = value_span(match)[1]
+    line_end = text.find("\n", end)
+    return text[end : line_end if line_end >= 0 else len(text)][:200]
+
+
+def _not_a_literal(match: re.Match[str], key: str, value: str) -> bool:
+    """The value, read in the text's syntax, is code (a call, an attribute, a variable, a template's action) or a
+    name of the text's own things, and does not look generated (a generated one stays a secret wherever it is)."""
+    text = match.string
+    start, end = value_span(match)
+    reading = read_value(
+        text,
+        key,
+        match.start() - len(key) + len(match.group("word")),
+        (start, end),
+        quoted=(match.lastgroup or "bare") != "bare",
+        code=once(text, "code language", lambda: code_language(text)),
+        names=once(text, "defined names", lambda: defined_names(text)),
+    )
+    return reading in (EXPRESSION, NAME) and (not random_looking(value) or is_code_shaped(value))
 
 
 def _key_of(match: re.Match[str]) -> str:
@@ -207,7 +239,11 @@ _URL_PARTS = frozenset({"repo", "org", "owner", "sha", "ref", "branch", "host", 
 def _example_password(password: str) -> bool:
     lowered = password.lower()
     return (
-        lowered in EXAMPLE_VALUES or lowered in _URL_PARTS or values.is_label(password) or values.is_sequence(password)
+        lowered in EXAMPLE_VALUES
+        or lowered in _URL_PARTS
+        or values.is_label(password)
+        or values.is_sequence(password)
+        or bool(excepted("", password))
     )
 
 
@@ -410,7 +446,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         ("bearer",),
         _compile(r"(?i:bearer)[ \t]{1,4}(?P<v>[A-Za-z0-9._~+/-]{16,4000}=*)"),
         group="v",
-        check=is_real,
+        check=_bearer_token,
     ),
     _Detector(
         "basic-auth",
