@@ -56,10 +56,11 @@ ROWS: tuple[Row, ...] = (
         # Booleans, nulls, type names, switches and enums a key of a secret takes as a setting (fetch's
         # `credentials: 'include'`, ansible's `update_password: always`, a Docker image's `…_EMPTY_PASSWORD: yes`,
         # Configure's `d_pwpasswd='define'`, Perl's undef).
-        r"null|none|true|false|undefined|nil|n/a|na|empty|yes|no|y|n|always|never|on_create|on_change|on_success"
+        r"(?:null|none|true|false|undefined|nil|n/a|na|empty|yes|no|y|n|always|never|on_create|on_change|on_success"
         r"|string|str|bool|boolean|int|integer|float|number|bytes|dict|list|object|any|unknown|char|secretstr"
         r"|secretbytes|include|omit|same-origin|required|optional|auto|enabled|disabled|on|off|default|define|undef"
-        r"|hashed|encrypted",  # Laravel's casts: the field is stored hashed
+        r"|hashed|encrypted)"  # Laravel's casts: the field is stored hashed
+        r"\.?",  # ending a sentence: `…_DEFAULT_CREDENTIALS=true.`
         ends="services:\n  db:\n    environment:\n      MYSQL_ALLOW_EMPTY_PASSWORD: yes\n",
         keeps="services:\n  db:\n    environment:\n      MYSQL_PASSWORD: yes-Xk92jd0q\n",
     ),
@@ -91,6 +92,76 @@ ROWS: tuple[Row, ...] = (
         r"(?:asdf|qwer|zxcv|uiop|hjkl|1234|5678|abcd)+",
         ends="$config = ['password' => 'asdfqwer1234asdf'];\n",
         keeps="$config = ['password' => 'asdfXk92jd0qLm7v'];\n",
+    ),
+    Row(
+        "template-at-run-time",
+        # A template literal's or a shell's substitution: the value is built at run time (`` `secret${i}` ``).
+        r".*\$\{.*",
+        ends="password: `secret${i}`,\n",
+        keeps='password: "s3cr3t$i9",\n',
+    ),
+    Row(
+        "format-template",
+        # A template of str.format (`'latest/{0}'.format(system)`).
+        r".*\{[\w.]{0,40}\}.*",
+        ends="params.key = 'latest/{0}'.format(system)\n",
+        keeps="params.key = 'latest/Xk92jd0qLm7v'\n",
+    ),
+    Row(
+        "cut-short",
+        # An example cut short in the docs (`eyJhbGciOi...`, `…2...BDFH…`).
+        r".*(?:\.\.\.|…).*",
+        ends='verify_token="eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9...",\n',
+        keeps='verify_token="eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9x",\n',
+    ),
+    Row(
+        "sigv4-scope",
+        # A SigV4 credential scope (`Credential=AKIA…/20220524/us-east-1/s3/aws4_request`).
+        r".*/aws4_request",
+        ends="Credential=mock_access_key/20220524/us-east-1/cognito-idp/aws4_request, SignedHeaders=host\n",
+        keeps="Credential=Xk92jd0qLm7v/20220524, SignedHeaders=host\n",
+    ),
+    Row(
+        "masking-pattern",
+        # A regular expression's class right after the key: a pattern that masks a secret (`client_secret=\w+`).
+        r"(?-i:\\[wdsSWD][+*]).*",
+        ends='url.replace(/\\bclient_secret=\\w+/g, "client_secret=[REDACTED]")\n',
+        keeps="client_secret=Xk92jd0q+/g\n",
+    ),
+    Row(
+        "escaped-white-space",
+        # Only escaped white space: a separator (`credential = "\\n".join(parts)`).
+        r"(?:\\{1,2}[nrt]|[ \t])+",
+        ends='credential = "\\n".join(parts)\n',
+        keeps='credential = "Xk92jd0q"\n',
+    ),
+    Row(
+        "perl-pattern",
+        # A Perl pattern (`my $Token = qr/[\x21\x23-\x27]/`).
+        r"(?-i:qr)[/{(!|#\[<].*",
+        ends="my $Token = qr/[\\x21\\x23-\\x27\\x2A]/;\n",
+        keeps="my $Token = 'qX7r2Lm9Zt4Wv8Kp';\n",
+    ),
+    Row(
+        "next-option",
+        # A command line's next option as the value (`(CREDENTIAL : --location=LOCATION …)`).
+        r"--[a-z][\w-]*(?:=.*)?",
+        ends="gcloud iam oauth-clients credentials delete (CREDENTIAL : --location=LOCATION --oauth-client=OAUTH)\n",
+        keeps="CREDENTIAL : Xk92jd0qLm\n",
+    ),
+    Row(
+        "volume-key-file",
+        # A volume's key file (`rd.luks.key=<uuid>=/keyfile`).
+        r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}=/.*",
+        ends="rd.luks.key=b40f1abf-2a53-400a-889a-2eccc27eaa40=/keyfile:LABEL=keydev\n",
+        keeps="rd.luks.key=b40f1abf2a53400a889a2eccc27eaa40\n",
+    ),
+    Row(
+        "letter-runs",
+        # Letters typed in runs (`'xxxxyyyy{'`), a template's doubled letters (`xx=yy`).
+        r"(?-i:(?:([A-Za-z])\1{3,}){2,}[^\w\s]?|([a-z])\2(?:[=:_-]([a-z])\3)+)",
+        ends="          bind_pass: 'xxxxyyyy{'\n",
+        keeps="          bind_pass: 'xxxxyyy9{'\n",
     ),
     Row(
         "urn-reference",
