@@ -95,9 +95,10 @@ def read_value(
     value = text[value_start:value_end]
     line_start = text.rfind("\n", 0, key_start) + 1
     before_key = text[line_start:key_start]
+    operator = text[key_start + len(key) : value_start]
     if key.lower() == "key" and _names_an_entry(text, before_key, value_end):
         return NAME
-    if not quoted and _NUMBER.fullmatch(value) is None and _is_expression(value, before_key, code):
+    if not quoted and _NUMBER.fullmatch(value) is None and _is_expression(value, before_key, operator, code):
         return EXPRESSION
     if not quoted and text[value_end : value_end + 2] in ("<%", "{{"):
         return EXPRESSION  # a template's tag goes on (`password: valid_<%= schema.singular %>_password()`)
@@ -123,11 +124,16 @@ def _colon_word(text: str, before_key: str, value_start: int, value_end: int) ->
     return bool(words) and before_key[-1:] in (" ", "\t", "`") and not any(c in words[-1] for c in ":=")
 
 
-def _is_expression(value: str, before_key: str, code: str) -> bool:
-    """A bare value that only code writes: any in a text of code, a variable's assignment (`$Password =
-    New-Object`), a value inside a template's action, or a value of code's own shape."""
+#: The start of a `KEY=value` line of an environment or a shell (`export DB_PASSWORD=…`): no code writes one.
+_ENV_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?")
+
+
+def _is_expression(value: str, before_key: str, operator: str, code: str) -> bool:
+    """A bare value that only code writes: any in a text of code but on a `KEY=value` line (a log that prints
+    code and then the environment), a variable's assignment (`$Password = New-Object`), a value inside a
+    template's action, or a value of code's own shape."""
     return (
-        bool(code)
+        (bool(code) and not (operator == "=" and _ENV_LINE.fullmatch(before_key)))
         or before_key.endswith("$")
         or _TEMPLATE_OPEN.search(before_key) is not None
         or _CODE_VALUE.search(value) is not None

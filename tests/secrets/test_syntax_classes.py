@@ -59,6 +59,11 @@ SECRETS = [
     ("powershell literal", '$Password = "T9#kv2!LmQ8z"\n', "T9#kv2!LmQ8z"),
     ("random in a php test", "<?php\n\nclass ApiTest extends TestCase\n{\n    public function testCall(): void\n    {\n"
      "        $this->call(['token' => 'ghx9Qz2LmT7vKp3RwY8d']);\n    }\n}\n", "ghx9Qz2LmT7vKp3RwY8d"),
+    (
+        "env dump after printed code",
+        "$ cat main.go\npackage main\n\nfunc main() {}\n$ env\nHOME=/root\nDB_PASSWORD=Winter2024!\n",
+        "Winter2024!",
+    ),
     ("list entry value", "env:\n  - name: API_TOKEN\n    value: Xk92jd0qLm7vTb3zQw1e\n", "Xk92jd0qLm7vTb3zQw1e"),
 ]  # fmt: skip
 
