@@ -164,6 +164,13 @@ ROWS: tuple[Row, ...] = (
         keeps="          bind_pass: 'xxxxyyy9{'\n",
     ),
     Row(
+        "arn",
+        # An Amazon Resource Name names a resource, a managed policy or a key; it grants nothing.
+        r"arn:[a-z*-]*:[a-z0-9*-]+:\S*",
+        ends='    "IAMUserChangePassword": "arn:aws:iam::aws:policy/IAMUserChangePassword",\n',
+        keeps='    "IAMUserChangePassword": "arnXk92jd0qLm7vTb3z",\n',
+    ),
+    Row(
         "urn-reference",
         # A URN names a thing; a secret is never one (`clientSecret: "urn:k8s:secret:oidc:clientSecret"`).
         r"urn:[a-z0-9][a-z0-9-]{0,31}:\S+",
