@@ -106,3 +106,53 @@ CASES = [(context, text, value) for value, contexts in _FORMATS for context, tex
 def test_the_secret_is_found_whole_in_every_context(context: str, text: str, value: str) -> None:
     found = [finding.value.replace("\\/", "/") for finding in find_secrets(text)]
     assert value in found, context
+
+
+def _alnum(size: int) -> str:
+    return _random(_BASE62, size)
+
+
+def _jwt() -> str:
+    def part(data: dict[str, object]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'HS256', 'typ': 'JWT'})}.{part({'sub': _alnum(12), 'iat': 1767225600})}.{_alnum(43)}"
+
+
+#: Every format of a known shape, each a fake random value after the variable a user would keep it in.
+KNOWN_FORMATS: dict[str, tuple[str, Callable[[], str]]] = {
+    "github-token": ("GITHUB_TOKEN", lambda: "ghp_" + _alnum(36)),
+    "github-pat": ("GH_PAT", lambda: "github_pat_" + _alnum(22) + "_" + _alnum(59)),
+    "gitlab-token": ("GITLAB_TOKEN", lambda: "glpat-" + _alnum(20)),
+    "slack-token": ("SLACK_BOT_TOKEN", lambda: f"xoxb-{_random(string.digits, 12)}-{_alnum(24)}"),
+    "stripe-key": ("STRIPE_SECRET_KEY", lambda: "sk_live_" + _alnum(24)),
+    "anthropic-api-key": ("ANTHROPIC_API_KEY", lambda: "sk-ant-api03-" + _alnum(40)),
+    "openai-api-key": ("OPENAI_API_KEY", lambda: "sk-proj-" + _alnum(48)),
+    "google-api-key": ("GOOGLE_API_KEY", lambda: "AIza" + _alnum(35)),
+    "google-oauth-secret": ("GOOGLE_CLIENT_SECRET", lambda: "GOCSPX-" + _alnum(28)),
+    "npm-token": ("NPM_TOKEN", lambda: "npm_" + _alnum(36)),
+    "huggingface-token": ("HF_TOKEN", lambda: "hf_" + _alnum(34)),
+    "sendgrid-key": ("SENDGRID_API_KEY", lambda: f"SG.{_alnum(22)}.{_alnum(43)}"),
+    "aws-access-key": ("AWS_ACCESS_KEY_ID", lambda: "AKIA" + _random(string.ascii_uppercase + string.digits, 16)),
+    "aws-secret-key": ("AWS_SECRET_ACCESS_KEY", lambda: _random(_BASE62 + "+/", 40)),
+    "jwt": ("ID_TOKEN", _jwt),
+    "password": ("DB_PASSWORD", lambda: _alnum(14) + "!"),
+}
+
+
+def _known_format_cases() -> list[tuple[str, str, str]]:
+    cases = []
+    for kind, (name, make) in KNOWN_FORMATS.items():
+        value = make()
+        own = f"{name.lower()} = {json.dumps(value)}\n"  # a config file of its own (TOML, INI-like)
+        for context, text in _in_contexts(kind, f"{name}={value}", own):
+            cases.append((context, text, value))
+    return cases
+
+
+KNOWN_CASES = _known_format_cases()
+
+
+@pytest.mark.parametrize(("context", "text", "value"), KNOWN_CASES, ids=[case[0] for case in KNOWN_CASES])
+def test_every_known_format_is_found_whole_in_every_context(context: str, text: str, value: str) -> None:
+    assert value in [finding.value for finding in find_secrets(text)], context
