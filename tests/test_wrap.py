@@ -77,3 +77,18 @@ async def test_a_result_bigger_than_the_quota_is_an_error_that_says_how_to_raise
         assert '"max_bytes": N' in block.text
         listed = await client.call_tool("memory_list", {})
         assert meta(listed)["namespaces"] == []  # no reference was handed out, none can die
+
+
+async def test_a_sensitive_output_is_searched_only_when_named(memory: TaskMemory) -> None:
+    # `password` is stored under `always`: a query or grep across the memory must not read it back to the model.
+    async with Client(build(memory)) as client:
+        secret = meta(await client.call_tool("password", {}))["artifact_namespace"]
+        await client.call_tool("tail", {"lines": 2000})
+        query = await client.call_tool("memory_query", {"query": "correct horse battery staple"})
+        assert "horse" not in str(query.model_dump())
+        assert meta(query)["sensitive_left_out"] == 1
+        grep = await client.call_tool("memory_grep", {"pattern": "horse"})
+        assert meta(grep)["matches"] == []
+        assert f"Left out 1 sensitive output (of an always-stored tool: {secret})" in str(grep.content)
+        named = await client.call_tool("memory_grep", {"pattern": "horse", "artifact_namespace": secret})
+        assert meta(named)["matches"][0]["text"] == "correct horse battery staple"

@@ -390,7 +390,25 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
     meta: dict[str, Any] = {"results": results, "more": more, "indexing": indexing}
     if found.by_words:
         meta["by_words"] = found.by_words
+    if found.left_out:
+        lines.append(_left_out_note(found.left_out, "memory_query"))
+        meta["sensitive_left_out"] = len(found.left_out)
     return _answer("\n\n".join(lines), meta)
+
+
+#: How many of the sensitive outputs a search left out its answer names.
+MAX_LEFT_OUT_NAMED = 5
+
+
+def _left_out_note(left_out: Sequence[str], tool: str) -> str:
+    """What an answer across the memory says of the sensitive outputs it did not search: how many, and how to
+    search one (they are read only by a call that names them)."""
+    count = len(left_out)
+    names = ", ".join(left_out[:MAX_LEFT_OUT_NAMED]) + (", …" if count > MAX_LEFT_OUT_NAMED else "")
+    return (
+        f"Left out {count} sensitive output{'s' if count != 1 else ''} (of an always-stored tool: {names}); "
+        f"{tool} reads one only when its artifact_namespace is named."
+    )
 
 
 async def memory_grep(memory: TaskMemory, args: GrepArgs, owner: str | None) -> mt.CallToolResult:
@@ -398,6 +416,7 @@ async def memory_grep(memory: TaskMemory, args: GrepArgs, owner: str | None) -> 
     matches, truncated = await anyio.to_thread.run_sync(
         memory.grep, args.pattern, args.artifact_namespace, args.max_matches, owner, abandon_on_cancel=True
     )
+    left_out = await anyio.to_thread.run_sync(memory.sensitive_left_out, args.artifact_namespace, owner)
     lines = [f"{m.namespace} item {m.item} line {m.line} offset {m.offset}: {m.text}" for m in matches]
     if not matches:
         lines.append(f"No line matches {args.pattern!r}.")
@@ -407,7 +426,11 @@ async def memory_grep(memory: TaskMemory, args: GrepArgs, owner: str | None) -> 
         {"artifact_namespace": m.namespace, "item": m.item, "line": m.line, "offset": m.offset, "text": m.text}
         for m in matches
     ]
-    return _answer("\n".join(lines), {"matches": found, "truncated": truncated})
+    meta: dict[str, Any] = {"matches": found, "truncated": truncated}
+    if left_out:
+        lines.append(_left_out_note(left_out, "memory_grep"))
+        meta["sensitive_left_out"] = len(left_out)
+    return _answer("\n".join(lines), meta)
 
 
 async def memory_outline(memory: TaskMemory, args: OutlineArgs, owner: str | None) -> mt.CallToolResult:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from offprompt.artifacts import TextArtifact
-from offprompt.memory.catalog import Catalog, NamespaceRecord
+from offprompt.memory.catalog import Catalog, NamespaceRecord, Origin
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
 from .fill import LINES, Session
@@ -188,3 +188,22 @@ def readonly_listing(path: Path) -> list[NamespaceRecord]:
         return catalog.newest(whole_arguments=False)
     finally:
         catalog.close()
+
+
+def test_grep_and_query_read_sensitive_outputs_too_marked(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    # The model's searches across the memory leave an `always` output out; the user's command line reads it, marked.
+    settings = MemorySettings(name="sens", data_dir=tmp_path / "data")
+    memory = TaskMemory.open(settings)
+    secret = memory.store(
+        [TextArtifact(value="the vault's rotation canary is due\n")], tool="vault.read", origin=Origin("vault", True)
+    ).namespace
+    plain = memory.store([TextArtifact(value="the release canary ships\n")], tool="notes.read").namespace
+    memory.close()
+    code, out, _ = run(capfd, "memory", "grep", "canary", *flags(settings))
+    assert code == 0
+    assert f"{secret} (sensitive):0:1: the vault's rotation canary is due" in out
+    assert f"{plain}:0:1: the release canary ships" in out
+    matches = run_json(capfd, "memory", "grep", "canary", *flags(settings))["matches"]
+    assert {m["artifact_namespace"]: m.get("sensitive", False) for m in matches} == {secret: True, plain: False}
+    results = run_json(capfd, "memory", "query", "rotation canary", *flags(settings))["results"]
+    assert {r["artifact_namespace"]: r.get("sensitive", False) for r in results} == {secret: True, plain: False}

@@ -272,18 +272,26 @@ def _cat(args: argparse.Namespace, settings: MemorySettings) -> int:
     return 0
 
 
+#: How `memory grep` and `memory query` mark a sensitive output's lines (an `always` tool's, which the model's
+#: searches across the memory leave out).
+SENSITIVE_MARK = " (sensitive)"
+
+
 def _grep(args: argparse.Namespace, settings: MemorySettings) -> int:
     with _reading(settings) as memory:
-        matches, truncated = memory.grep(args.pattern, args.namespace, args.max_matches)
+        # The command line reads every output, sensitive ones too (the model's memory_grep names them to read them).
+        matches, truncated = memory.grep(args.pattern, args.namespace, args.max_matches, include_sensitive=True)
+        sensitive = memory.catalog.sensitive()
     if args.json:
         found = [
             {"artifact_namespace": m.namespace, "item": m.item, "line": m.line, "offset": m.offset, "text": m.text}
+            | ({"sensitive": True} if m.namespace in sensitive else {})
             for m in matches
         ]
         _print_json({"matches": found, "truncated": truncated})
         return 0 if matches else 1
     for m in matches:
-        print(f"{m.namespace}:{m.item}:{m.line}: {m.text}")
+        print(f"{m.namespace}{SENSITIVE_MARK if m.namespace in sensitive else ''}:{m.item}:{m.line}: {m.text}")
     if truncated:
         print(f"(stopped at {args.max_matches} matches: raise --max)", file=sys.stderr)
     return 0 if matches else 1
@@ -306,7 +314,8 @@ def _query(args: argparse.Namespace, settings: MemorySettings) -> int:
         memory = TaskMemory.open_readonly(settings)
     try:
         mode: SearchMode = "lexical" if held_by is not None else "hybrid"
-        hits, _ = memory.query(args.text, args.namespace, args.top_k, None, mode)
+        hits, _ = memory.query(args.text, args.namespace, args.top_k, None, mode, include_sensitive=True)
+        sensitive = memory.catalog.sensitive()
         states = memory.text.index_state()
         scope = [args.namespace] if args.namespace else list(states)
         indexing = sorted(ns for ns in scope if ns in states and not _indexed(states[ns], mode))
@@ -315,6 +324,7 @@ def _query(args: argparse.Namespace, settings: MemorySettings) -> int:
     if args.json:
         results = [
             {"artifact_namespace": h.namespace, "item": h.item, "offset": h.offset, "score": h.score, "text": h.text}
+            | ({"sensitive": True} if h.namespace in sensitive else {})
             for h in hits
         ]
         _print_json({"results": results, "mode": mode, "note": note or None, "indexing": indexing})
@@ -322,7 +332,8 @@ def _query(args: argparse.Namespace, settings: MemorySettings) -> int:
     if note:
         print(note, file=sys.stderr)
     for rank, h in enumerate(hits, start=1):
-        print(f"[{rank}] {h.namespace} item {h.item} offset {h.offset} (score {h.score:.2f})\n{h.text}\n")
+        mark = SENSITIVE_MARK if h.namespace in sensitive else ""
+        print(f"[{rank}] {h.namespace}{mark} item {h.item} offset {h.offset} (score {h.score:.2f})\n{h.text}\n")
     if indexing:
         print(f"not fully indexed yet (its passages may be missing): {', '.join(indexing)}", file=sys.stderr)
     if not hits:

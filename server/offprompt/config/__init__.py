@@ -153,6 +153,28 @@ class EmbeddingSettings(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)  # what that function's build_from_config reads
 
 
+def _regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"not a regular expression ({exc})") from None
+    return value
+
+
+class AllowRow(BaseModel):
+    """One row of `secrets_allowlist`: a `key = value` finding whose whole value matches `value` (and whose key
+    holds `key`, when given) is not a secret (docs/secrets.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    value: str
+    key: str = ""
+    reason: str = ""
+
+    _check_regex = field_validator("value", "key")(_regex)
+
+
 class OffpromptSettings(BaseModel):
     """The `offprompt` block: offprompt's own settings. Every key is optional."""
 
@@ -170,6 +192,8 @@ class OffpromptSettings(BaseModel):
     max_bytes: int | None = Field(default=2 * 1024**3, gt=0)  # quota of one memory; None: no quota
     max_sessions_per_token: int = Field(default=100, gt=0)  # open HTTP sessions one bearer token may hold
     session_idle_seconds: float = Field(default=600, gt=0)  # an HTTP session without requests this long closes
+    #: Rows of exceptions of the user's own, read with the secrets rules' table (docs/secrets.md).
+    secrets_allowlist: list[AllowRow] = Field(default_factory=list)
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     #: A shared memory: the catalog, texts, lexical index, blobs and indexing queue in this PostgreSQL database.
     postgres: str | None = Field(default=None, repr=False)  # may hold a password: never in a repr or a log

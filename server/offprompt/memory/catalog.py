@@ -204,6 +204,8 @@ class CatalogStore(Protocol):
 
     def origin(self, namespace: str) -> Origin | None: ...
 
+    def sensitive(self) -> set[str]: ...
+
     def add_flows(self, rows: Sequence[tuple[str, Flow]]) -> None: ...
 
     def flows(self, namespaces: Sequence[str]) -> dict[str, list[Flow]]: ...
@@ -300,6 +302,15 @@ class Catalog:
             except sqlite3.OperationalError:  # a catalog older than the table, opened read-only
                 return None
         return None if row is None else Origin(str(row[0]), bool(row[1]))
+
+    def sensitive(self) -> set[str]:
+        """The namespaces of sensitive outputs (an `always` tool's)."""
+        with self._sql.lock:
+            try:
+                rows = self._sql.db.execute("SELECT namespace FROM origins WHERE sensitive != 0").fetchall()
+            except sqlite3.OperationalError:  # a catalog older than the table, opened read-only
+                return set()
+        return {str(row[0]) for row in rows}
 
     def add_flows(self, rows: Sequence[tuple[str, Flow]]) -> None:
         """Record (namespace, flow) rows; a namespace deleted meanwhile takes none."""

@@ -144,6 +144,12 @@ class PgCatalog:
             row = conn.execute("SELECT server, sensitive FROM origins WHERE namespace = %s", (namespace,)).fetchone()
         return None if row is None else Origin(str(row[0]), bool(row[1]))
 
+    def sensitive(self) -> set[str]:
+        """The namespaces of sensitive outputs (an `always` tool's)."""
+        with self._db.connection() as conn:
+            rows = conn.execute("SELECT namespace FROM origins WHERE sensitive").fetchall()
+        return {str(row[0]) for row in rows}
+
     def add_flows(self, rows: Sequence[tuple[str, Flow]]) -> None:
         with self._db.transaction() as conn, conn.cursor() as cur:
             cur.executemany(

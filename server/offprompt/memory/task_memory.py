@@ -17,7 +17,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -267,6 +267,8 @@ class Answer:
     by_words: str = ""
     #: Of `indexing`, those not even searchable by their words yet.
     unchunked: list[str] = field(default_factory=list)
+    #: The sensitive outputs a query across the memory left out (an `always` tool's: read only when named).
+    left_out: list[str] = field(default_factory=list)
 
 
 class TaskMemory:
@@ -634,11 +636,13 @@ class TaskMemory:
         owner: str | None = None,
         mode: SearchMode = "hybrid",
         queries: Sequence[str] = (),
+        *,
+        include_sensitive: bool = False,
     ) -> tuple[list[Hit], list[str]]:
         """The best chunks for `query` in `mode` (hybrid, dense or lexical), and the namespaces in scope that
         are not yet fully indexed for it. With `queries` (more phrasings of the same need), each phrasing is
         ranked on its own and the rankings are fused by reciprocal rank."""
-        found = self.search(query, namespace, top_k, owner, mode, queries)
+        found = self.search(query, namespace, top_k, owner, mode, queries, include_sensitive=include_sensitive)
         return found.hits, found.indexing
 
     def search(
@@ -649,13 +653,17 @@ class TaskMemory:
         owner: str | None = None,
         mode: SearchMode = "hybrid",
         queries: Sequence[str] = (),
+        *,
+        include_sensitive: bool = False,
     ) -> Answer:
         """`query`'s answer with what the model must know beside the hits (see :class:`Answer`).
 
         A query about one namespace, or over the caller's own (an `owner`'s), waits briefly for them to reach
         the lexical index (their references were just handed out); one over the whole memory never waits on the
-        writes of others: it answers with what is indexed and names what is not yet."""
-        scope = self._scope(namespace, owner)
+        writes of others: it answers with what is indexed and names what is not yet. One that names no namespace
+        leaves the sensitive outputs out unless `include_sensitive` (the command line's, not the model's)."""
+        left_out = [] if include_sensitive else self.sensitive_left_out(namespace, owner)
+        scope = self._scope(namespace, owner, left_out)
         wait = namespace is not None or owner is not None
         # Before the query: a text that reaches the lexical index after the search ran, but before the check
         # below, was searched while missing and is no longer pending (a machine under load makes that likely).
@@ -683,7 +691,7 @@ class TaskMemory:
             spot = self._on_the_spot(" ".join(phrasings), [*unchunked, *missed], top_k)
             if spot:
                 hits = self._with_lines(reciprocal_rank_fusion([hits, spot], top_k) if hits else spot[:top_k])
-        return Answer(hits, in_scope(self.text.pending(mode)), by_words, unchunked)
+        return Answer(hits, in_scope(self.text.pending(mode)), by_words, unchunked, left_out)
 
     def _on_the_spot(self, query: str, namespaces: Sequence[str], top_k: int) -> list[Hit]:
         """The best windows of these namespaces' stored texts for `query`'s words (BM25 over overlapping windows,
@@ -721,10 +729,19 @@ class TaskMemory:
         return out
 
     def grep(
-        self, pattern: str, namespace: str | None = None, max_matches: int = 50, owner: str | None = None
+        self,
+        pattern: str,
+        namespace: str | None = None,
+        max_matches: int = 50,
+        owner: str | None = None,
+        *,
+        include_sensitive: bool = False,
     ) -> tuple[list[LineMatch], bool]:
+        """The lines that match `pattern`; across the memory (no namespace named), the sensitive outputs are left
+        out unless `include_sensitive` (see `sensitive_left_out`)."""
         records = [self.get(namespace, owner)] if namespace else self.catalog.newest(owner=owner, whole_arguments=False)
-        texts = [(r.namespace, i.item) for r in records for i in r.items if _indexed(i)]
+        hidden = set() if include_sensitive or namespace else self.catalog.sensitive()
+        texts = [(r.namespace, i.item) for r in records if r.namespace not in hidden for i in r.items if _indexed(i)]
         return self.text.grep(pattern, texts, max_matches)
 
     @property
@@ -808,11 +825,24 @@ class TaskMemory:
         charges = {ns: own[ns] + (index * indexed[ns] // all_indexed if all_indexed else 0) for ns in own}
         return sum(own.values()) + index + self.catalog.used_bytes(), charges
 
-    def _scope(self, namespace: str | None, owner: str | None) -> list[str] | None:
+    def sensitive_left_out(self, namespace: str | None, owner: str | None = None) -> list[str]:
+        """The sensitive outputs (an `always` tool's) a query or grep that names no namespace leaves out, newest
+        first: such an output is read only by a call that names it."""
+        if namespace:
+            return []
+        sensitive = self.catalog.sensitive()
+        if not sensitive:
+            return []
+        records = self.catalog.newest(owner=owner, whole_arguments=False)
+        return [r.namespace for r in records if r.namespace in sensitive]
+
+    def _scope(self, namespace: str | None, owner: str | None, left_out: Collection[str] = ()) -> list[str] | None:
         if namespace:
             return [self.get(namespace, owner).namespace]
-        if owner is not None:
-            return [r.namespace for r in self.catalog.newest(owner=owner, whole_arguments=False)]
+        if owner is not None or left_out:
+            hidden = set(left_out)
+            records = self.catalog.newest(owner=owner, whole_arguments=False)
+            return [r.namespace for r in records if r.namespace not in hidden]
         return None
 
     def _delete_payloads(self, namespace: str) -> None:

@@ -27,10 +27,10 @@ from pydantic import BaseModel
 
 from offprompt.secret_kinds import SECRET_KINDS
 from offprompt.secrets import values
+from offprompt.secrets.exceptions import excepted
 from offprompt.secrets.harmless import holds_none
 from offprompt.secrets.keyed import (
     EXAMPLE_VALUES,
-    NOT_VALUES,
     SAMPLE_LOGINS,
     basic_credentials,
     is_real,
@@ -40,8 +40,9 @@ from offprompt.secrets.keyed import (
     value_of,
     value_span,
 )
-from offprompt.secrets.scan import scanning
+from offprompt.secrets.scan import once, scanning
 from offprompt.secrets.tests_code import in_test_literal
+from offprompt.syntax import EXPRESSION, NAME, code_language, defined_names, is_code_shaped, read_value
 
 __all__ = ["KINDS", "Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
 
@@ -78,12 +79,35 @@ def _mixed_token(value: str) -> bool:
     return random_looking(value, 20) and any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
+def _bearer_token(value: str) -> bool:
+    """A bearer token, not a phrase of capitalised words (`Bearer ThisIsABearerToken` of a test)."""
+    return is_real(value) and not values.is_camel_name(value)
+
+
+def _hf_token(value: str) -> bool:
+    """A Hugging Face token: base62 as `_mixed_token`, or of letters only in both cases (`hf_` and 34 letters),
+    which no camel-case name of code is."""
+    body = value[3:]
+    letters = body.isalpha() and len(set(body)) >= 12 and not values.is_camel_name(body)
+    return _mixed_token(value) or (letters and body.lower() != body and body.upper() != body and is_real(value))
+
+
+def _aws_shaped(value: str) -> bool:
+    """An AWS secret key's shape (40 of base64's letters, digits, `+` and `/`, both cases): one may start with `/`,
+    which a path of words does not look like."""
+    return (
+        _AWS_SECRET.fullmatch(value) is not None
+        and random_looking(value, 40)
+        and value.lower() != value
+        and value.upper() != value
+    )
+
+
 def _assigned_value(value: str) -> bool:
     """A value after `password=`: anything real that is not a type name, a boolean or a path."""
     return (
         is_real(value)
-        and value.lower().strip("'\"`") not in NOT_VALUES
-        and value[:1] not in "/~."
+        and (value[:1] not in "/~." or _aws_shaped(value))
         and not value.startswith(("os.", "env", "process.", "getenv", "secrets.", "http://", "https://"))
     )
 
@@ -98,7 +122,7 @@ _VALUE = (
     r'(?:\\"(?P<eq>[^"\\\r\n]{1,4096})\\"'
     r'|"(?P<dq>(?:[^"\\\r\n]|\\.){1,4096})"'
     r"|'(?P<sq>[^'\r\n]{1,4096})'"
-    r"""|(?P<bare>[^\s"',;&<>)}\]]{1,4096}))"""
+    r"""|(?P<bare>(?:[^\s"',;&<>)}\]\\]|\\(?![nrt])){1,4096}))"""  # up to an escaped line break too
 )
 _ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=(?!=)|:=|:(?!:)|=>)[ \t]{0,8}"""  # `::` is a path, `==` a comparison
 # A declaration with its type between the name and the value: Python's `password: str = "…"` (`Optional[str]`,
@@ -116,11 +140,38 @@ _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
 
 
 def _keyword_kind(match: re.Match[str]) -> str:
-    """The kind of a `key = value` secret, from the key's whole name; "" when the key holds none."""
+    """The kind of a `key = value` secret, from the key's whole name; "" when the key holds none, when a row of
+    the exceptions table excepts the value, or when the value is no literal of the text's syntax."""
     key = _key_of(match)
     value = value_of(match)
     kind = _kind_by_key(key.lower().replace("-", "_"), value) if key else ""
-    return "" if not kind or holds_none(match, key, value) else kind  # the cheap test first: `"key": "k0"`
+    if not kind or excepted(key, value, _rest_of_line(match)) or _not_a_literal(match, key, value):
+        return ""
+    return "" if holds_none(match, key, value) else kind  # the cheap tests first: `"key": "k0"`
+
+
+def _rest_of_line(match: re.Match[str]) -> str:
+    text = match.string
+    end = value_span(match)[1]
+    line_end = text.find("\n", end)
+    return text[end : line_end if line_end >= 0 else len(text)][:200]
+
+
+def _not_a_literal(match: re.Match[str], key: str, value: str) -> bool:
+    """The value, read in the text's syntax, is code (a call, an attribute, a variable, a template's action) or a
+    name of the text's own things, and does not look generated (a generated one stays a secret wherever it is)."""
+    text = match.string
+    start, end = value_span(match)
+    reading = read_value(
+        text,
+        key,
+        match.start() - len(key) + len(match.group("word")),
+        (start, end),
+        quoted=(match.lastgroup or "bare") != "bare",
+        code=once(text, "code language", lambda: code_language(text)),
+        names=once(text, "defined names", lambda: defined_names(text)),
+    )
+    return reading in (EXPRESSION, NAME) and (not random_looking(value) or is_code_shaped(value))
 
 
 def _key_of(match: re.Match[str]) -> str:
@@ -188,7 +239,11 @@ _URL_PARTS = frozenset({"repo", "org", "owner", "sha", "ref", "branch", "host", 
 def _example_password(password: str) -> bool:
     lowered = password.lower()
     return (
-        lowered in EXAMPLE_VALUES or lowered in _URL_PARTS or values.is_label(password) or values.is_sequence(password)
+        lowered in EXAMPLE_VALUES
+        or lowered in _URL_PARTS
+        or values.is_label(password)
+        or values.is_sequence(password)
+        or bool(excepted("", password))
     )
 
 
@@ -224,6 +279,24 @@ def _connection_kind(match: re.Match[str]) -> str:
 
 #: A port written as a word, as a URL template does (`:port`, `:PORT`).
 _WORD_PORT = re.compile(r":[A-Za-z_]+(?![\w.-])")
+
+
+# From a variable list's name to its value: `", "value": ` in JSON (raw or escaped), or a YAML line break and
+# `value: ` (a real or an escaped newline).
+_LIST_VALUE = (
+    r"""\\?["']?[ \t]{0,8},?(?:[ \t]{0,8}|(?:\r?\n|(?:\\r)?\\n)(?:[^\n]{0,80}?[ \t|])?[ \t]{0,40})"""
+    r"""\\?"?value\\?"?[ \t]{0,8}:[ \t]{0,8}"""
+)
+# What comes before a variable list's name: `"name": "`, `"key": "` or YAML's `- name: ` / `name: `.
+_LIST_NAME = re.compile(r"""(?:\\?"(?:name|key)\\?"[ \t]{0,8}:[ \t]{0,8}\\?"|(?:-[ \t]{1,8})?name:[ \t]{0,8}["']?)$""")
+
+
+def _listed_kind(match: re.Match[str]) -> str:
+    """The kind of a variable list's value: its name's, when the word is the end of an entry's name."""
+    key_start = match.start() - len(key_before(match.string, match.start()))
+    if _LIST_NAME.search(match.string, max(0, key_start - 40), key_start) is None:
+        return ""
+    return _keyword_kind(match)
 
 
 _KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{40}")
@@ -360,7 +433,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         "huggingface-token",
         ("hf_",),
         _compile(r"hf_[A-Za-z0-9]{34,40}(?![\w-])"),
-        check=_mixed_token,
+        check=_hf_token,
     ),
     _Detector(
         "jwt",
@@ -373,7 +446,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         ("bearer",),
         _compile(r"(?i:bearer)[ \t]{1,4}(?P<v>[A-Za-z0-9._~+/-]{16,4000}=*)"),
         group="v",
-        check=is_real,
+        check=_bearer_token,
     ),
     _Detector(
         "basic-auth",
@@ -381,6 +454,33 @@ _DETECTORS: tuple[_Detector, ...] = (
         _compile(r"(?i:basic)[ \t]{1,4}(?P<v>[A-Za-z0-9+/]{8,2000}={0,2})(?![\w+/=])"),
         group="v",
         check=_basic,
+    ),
+    _Detector(
+        "basic-auth",
+        ('"auth"', '\\"auth\\"'),
+        # Docker's config.json (`{"auths": {"registry": {"auth": "<base64 of user:password>"}}}`), raw or inside a
+        # JSON string.
+        _compile(r'\\?"auth\\?"[ \t]{0,8}:[ \t]{0,8}\\?"(?P<v>[A-Za-z0-9+/]{8,2000}={0,2})\\?"'),
+        group="v",
+        check=_basic,
+        word_start=False,
+    ),
+    _Detector(
+        "password",
+        ("pass", "pwd", "secret", "key", "token", "credential"),
+        # A variable list's entry, `{"name": "DB_PASSWORD", "value": "…"}` (ECS, GitHub Actions, `{"key": …}` of
+        # Terraform's outputs) or Kubernetes' `- name: DB_PASSWORD` with `value: …` on the next line: the value
+        # is the key's, as in `DB_PASSWORD=…`.
+        _compile(
+            r"(?P<word>passw(?:or)?d|passphrase|pass|pwd|secret|key|token|credentials?)(?![A-Za-z0-9])"
+            + _LIST_VALUE
+            + _VALUE,
+            re.IGNORECASE,
+        ),
+        group="",
+        check=_assigned_value,
+        kind_of=_listed_kind,
+        word_start=False,
     ),
     _Detector(
         "connection-password",

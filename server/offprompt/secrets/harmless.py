@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from offprompt.secrets import values
 from offprompt.secrets.keyed import (
     EXAMPLE_VALUES,
-    NOT_VALUES,
     SAMPLE_LOGINS,
     basic_credentials,
     random_looking,
@@ -26,12 +25,6 @@ from offprompt.secrets.scan import once
 from offprompt.secrets.tests_code import in_test_literal
 
 __all__ = ["holds_none"]
-
-
-#: Letters typed in runs, a placeholder's (`xxxxyyyy`, `aaaabbbbcccc`), punctuation after it aside.
-_LETTER_RUNS = re.compile(r"(?:([A-Za-z])\1{3,}){2,}[^\w\s]?")
-#: Doubled letters as a template's names (`xx=yy`, `credential:xx=yy` of systemd.exec(5)).
-_LETTER_PAIRS = re.compile(r"([a-z])\1(?:[=:_-]([a-z])\2)+")
 
 
 # A key whose value is a secret ends with a word of the "password" detector: `db_password`, `API_KEY`,
@@ -82,8 +75,6 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or _enumerated(match.string, match.start(), value)
         or _among_numbers(match.string, key_start, value)
         or _value_of_another_key(match.string, match.start(match.lastgroup or "bare"), value)
-        or _record_format(match.string, key_start)
-        or _command_output(match.string, key_start, value)
         or _setting_in_prose(match, value)
         or (not random_looking(value) and _in_field_list(match.string, key_start))
         or (not random_looking(value) and _option_in_docs(match.string, key_start, key))
@@ -196,21 +187,6 @@ def _neighbour_lines(text: str, at: int) -> tuple[str, str]:
     return previous, following
 
 
-#: A line of field names joined by colons, a record's format (`group_name:password:GID:user_list`).
-#: A troff request may open the line (`.B name:passwd:uid:…` of getpw(3)), a colon may close it
-#: (`…:base_dn:flags:`).
-_RECORD_FORMAT = re.compile(r"[ \t]*(?:\.[A-Z]{1,2}[ \t]+)?[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*){2,}:?[ \t]*")
-
-
-def _record_format(text: str, key_start: int) -> bool:
-    """The key is one field of a record's format (`hostname:port:username:password:base_dn`, `pw_name:pw_passwd:…`
-    of group(5) and newusers(8)): what follows it is the next field's name. A record itself has a value of its
-    own in the field (`db:5432:app:admin:Xk92jd0q`, a `.pgpass` line, has a port among them) and stays a secret."""
-    if key_start > 0 and text[key_start - 1] not in ":\n ":
-        return False
-    return _RECORD_FORMAT.fullmatch(next(_lines_back(text, key_start)) + _rest_of_line(text, key_start)) is not None
-
-
 #: A key right before a quoted value (`text     => "`, `"hidden": "`), read backwards from the quote.
 _KEY_BEFORE_VALUE = re.compile(r"""([A-Za-z_][\w-]{0,60})["']?[ \t]*(?:=>|=|:)[ \t]*$""")
 #: The words of a key that holds a secret (the `password` detector's).
@@ -237,13 +213,6 @@ def _value_of_another_key(text: str, at: int, value: str) -> bool:
 
 
 _NEARBY = 2000
-
-
-def _command_output(text: str, key_start: int, value: str) -> bool:
-    """A value in backticks given to a `$` variable (`my $pwd = \\`cmd /c cd\\``): Perl, PHP and the shell run
-    what backticks hold, so the value is a command's output, not a literal. A JavaScript template literal's
-    variable has no `$`."""
-    return text[key_start - 1 : key_start] == "$" and value.startswith("`")
 
 
 #: After `Name=`, a space and a lower-case word ending a clause (`See LoadCredential= and SetCredential= above.`).
@@ -442,7 +411,6 @@ def _names_itself(value: str, key: str, word: str) -> bool:
         values.is_label(value, values.key_words(key))
         or values.is_type_name(value, word)
         or values.is_named_for(value, word)
-        or values.shares_key_stem(value, key)
         or values.abbreviates_key(value, key)
         or values.is_key_name(value)
     )
@@ -453,9 +421,7 @@ def _not_a_credential(value: str) -> bool:
     example, a name or an id of what holds a secret: nothing of these is a credential, whatever key it follows."""
     bare = value.strip("`")
     return (
-        bare.lower() in NOT_VALUES
-        or bare.lower().rstrip(".") in NOT_VALUES  # `…_DEFAULT_CREDENTIALS=true.`, ending a sentence
-        or values.is_attack_technique(bare)
+        values.is_attack_technique(bare)
         or values.is_resource_name(bare)
         or values.is_amazon_id(bare)
         or _decodes_to_phrase(bare)
@@ -465,23 +431,10 @@ def _not_a_credential(value: str) -> bool:
         or values.is_sequence(bare)
         or values.is_counting_hex(bare)
         or values.escapes_non_ascii(bare)
-        or "${" in bare  # `secret${i}`: a template literal
-        or _FORMAT_FIELD.search(bare) is not None  # `'latest/{0}'.format(…)`: a template of str.format
-        or "..." in bare  # `eyJhbGciOi...`, `ACEGmnoq#1rstu2...BDFH3vx`: cut short in the docs
-        or "…" in bare
-        or bare.endswith("/aws4_request")  # `Credential=AKIA…/20220524/us-east-1/s3/aws4_request`: a scope
         or values.is_phrase(bare)
-        or values.is_arn(bare)
         or values.is_alphabet_walk(bare)
         or values.is_repeated_run(bare)
-        or _LETTER_RUNS.fullmatch(bare) is not None
-        or _LETTER_PAIRS.fullmatch(bare) is not None
         or values.is_public_key(bare)
-        or _REGEX_CLASS.match(bare) is not None  # `client_secret=\w+` in a pattern that masks one
-        or _ESCAPES_ONLY.fullmatch(bare) is not None  # `credential = "\\n".join(…)`: a separator
-        or _PERL_REGEX.match(bare) is not None  # `my $Token = qr/[\x21\x23-\x27…]/`: a pattern of tokens
-        or _OPTION.match(bare) is not None  # `(CREDENTIAL : --location=LOCATION …)`: a synopsis' next option
-        or _UUID_TO_PATH.match(bare) is not None  # `rd.luks.key=<uuid>=/keyfile`: a volume's key file
         or values.is_ipv6(bare)  # `Token=::1a:2b:3c:4d`: an interface identifier
     )
 
@@ -499,25 +452,6 @@ def _decodes_to_phrase(value: str) -> bool:
     except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
         return False
     return decoded.isprintable() and (values.is_phrase(decoded) or values.is_label(decoded))
-
-
-_FORMAT_FIELD = re.compile(r"\{[\w.]{0,40}\}")
-
-
-_REGEX_CLASS = re.compile(r"\\[wdsSWD][+*]")
-
-
-_PERL_REGEX = re.compile(r"qr[/{(!|#\[<]")
-
-
-_OPTION = re.compile(r"--[A-Za-z][\w-]*(?:=|$)")
-
-
-_UUID_TO_PATH = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}=/")
-
-
-#: Only escaped white space: `\n`, `\r\n`, `\t`, written as code writes them.
-_ESCAPES_ONLY = re.compile(r"(?:\\{1,2}[nrt]|[ \t])+")
 
 
 def _holds_doctest_lines(text: str) -> bool:

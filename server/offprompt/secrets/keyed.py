@@ -12,7 +12,6 @@ from offprompt.secrets import values
 
 __all__ = [
     "EXAMPLE_VALUES",
-    "NOT_VALUES",
     "SAMPLE_LOGINS",
     "basic_credentials",
     "is_real",
@@ -79,20 +78,6 @@ _SIGIL = frozenset("$<{%[(*")
 
 
 _PADDING = frozenset("x*.#-_0 ")
-
-
-NOT_VALUES = frozenset(
-    {
-        "null", "none", "true", "false", "undefined", "nil", "n/a", "na", "empty",
-        # type names: `password: bool`, `secret: SecretStr` (an annotation, not a value)
-        "string", "str", "bool", "boolean", "int", "integer", "float", "number", "bytes", "dict", "list", "object",
-        "any", "unknown", "never", "char", "secretstr", "secretbytes",
-        # option words: fetch's `credentials: 'include'`, `'same-origin'`, `'omit'`; switches
-        "include", "omit", "same-origin", "required", "optional", "auto", "enabled", "disabled", "on", "off",
-        "default",  # `credentials='default'`: the environment's default credentials, looked up at run time
-        "define", "undef",  # Configure's answers (`d_pwpasswd='define'`: the system has the field), Perl's undef
-    }
-)  # fmt: skip
 
 
 _RUN = re.compile(r"(.)\1{7}")

@@ -16,7 +16,8 @@ from offprompt.secrets.scan import once
 __all__ = ["in_test", "in_test_literal"]
 
 #: A line of test code: Python's test frameworks and test functions and classes, JavaScript's suites and cases,
-#: Go's `testing`, Rust's test attributes, Perl's Test:: modules, JUnit's annotation, RSpec.
+#: Go's `testing`, Rust's test attributes, Perl's Test:: modules, JUnit's annotation, RSpec; PHPUnit's test
+#: classes and methods, ExUnit's cases and Rails' (`test "…" do`).
 _TEST_LINE = re.compile(
     r"^[ \t]*(?:"
     r"import[ \t]+(?:pytest|unittest)\b|from[ \t]+(?:pytest|unittest)\b"
@@ -27,6 +28,9 @@ _TEST_LINE = re.compile(
     r"|use[ \t]+Test::\w+"
     r"|@Test\b"
     r"|RSpec\.describe\b"
+    r"|class[ \t]+\w+[ \t]+extends[ \t]+[\w\\]*TestCase\b|public[ \t]+function[ \t]+test\w*[ \t]*\("
+    r"|use[ \t]+ExUnit\.Case(?:Template)?\b|(?:test|describe)[ \t]+\"[^\"\n]*\"(?:[ \t]*,[^\n]*)?[ \t]+do$"
+    r"|class[ \t]+\w+[ \t]*<[ \t]*[\w:]*TestCase\b"
     r")",
     re.MULTILINE,
 )

@@ -21,7 +21,6 @@ __all__ = [
     "escapes_non_ascii",
     "is_alphabet_walk",
     "is_amazon_id",
-    "is_arn",
     "is_attack_technique",
     "is_camel_name",
     "is_counting_hex",
@@ -41,7 +40,6 @@ __all__ = [
     "is_type_name",
     "is_uuid_name",
     "key_words",
-    "shares_key_stem",
 ]
 
 #: Words that say what a value stands for: a label (`my-client-secret`, `test-api-key-123`) is made of them.
@@ -298,9 +296,6 @@ def is_structured(value: str) -> bool:
     return 2 * wordy >= len(parts)
 
 
-_STEM = re.compile(r"[-_.]+")
-
-
 def abbreviates_key(value: str, key: str) -> bool:
     """A camel-case name whose every word shortens a word of the key (`'credHelpers'` after
     `CREDENTIAL_HELPER_KEY`, `'credsStore'` after `CREDENTIAL_STORE_KEY`): the name of the field the key names.
@@ -311,19 +306,6 @@ def abbreviates_key(value: str, key: str) -> bool:
     stems = [word.lower().removesuffix("s") for word in words]
     keys = key_words(key)
     return all(len(stem) >= 3 and stem.isalpha() and any(k.startswith(stem) for k in keys) for stem in stems)
-
-
-def shares_key_stem(value: str, key: str) -> bool:
-    """A sibling name of the key: the same first two words, and then only words (`lh-icon--checklist-fail` after
-    `lh-icon--checklist-pass`); `db-main-Xk92jd0` after `db-main-password` holds a value of its own."""
-    value_parts = [part.lower() for part in _STEM.split(value) if part]
-    key_parts = [part.lower() for part in _STEM.split(key) if part]
-    return (
-        len(value_parts) >= 3
-        and len(key_parts) >= 3
-        and value_parts[:2] == key_parts[:2]
-        and all(part.isalpha() for part in value_parts[2:])
-    )
 
 
 #: Words of no content of their own: a phrase made of them and words for a secret (`as will this`,
@@ -392,15 +374,6 @@ def is_camel_name(value: str) -> bool:
         and all(len(word) >= 2 and _VOWELS & set(word) for word in words)
         and all(len(hump) == 1 for hump in humps if hump.isdigit())
     )
-
-
-_ARN = re.compile(r"arn:[a-z*-]*:[a-z0-9*-]+:[^\s]*")
-
-
-def is_arn(value: str) -> bool:
-    """An Amazon Resource Name (`arn:aws:kms:us-west-2:111122223333:key/…`, `arn:aws:secretsmanager:…:secret:N`):
-    the name of a key or a secret, not its value."""
-    return _ARN.fullmatch(value) is not None
 
 
 def is_repeated_run(value: str) -> bool:

@@ -22,6 +22,7 @@ from offprompt.errors import OffpromptError
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.proxy.downstreams import ProgressFn, Proxy
 from offprompt.results import ResultBoundary, ResultSettings
+from offprompt.secrets.exceptions import Row, set_user_rows
 from offprompt.serve.caller import Caller, Ctx
 from offprompt.serve.memory_resources import is_memory_uri, memory_resources, memory_templates, read_memory_uri
 from offprompt.serve.notices import Notices
@@ -79,6 +80,8 @@ def build_server(
 ) -> Server[Any]:
     """The MCP server: the memory tools and `memory://` resources, plus the proxied tools of `proxy`, whose
     results go through `results` (one built from `settings` when not given)."""
+    if settings is not None:  # the config's own exceptions of the secrets rules
+        set_user_rows(Row(row.id, row.value, key=row.key) for row in settings.secrets_allowlist)
     results = results if results is not None else _result_boundary(memory, proxy, settings or OffpromptSettings())
     notices = Notices()
     if proxy is not None:
