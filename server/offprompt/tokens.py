@@ -13,12 +13,18 @@ A text's token windows are cut at character boundaries: each token gets the
 byte offset of the first whole character it starts (a token that starts in the
 middle of a multi-byte character moves to the next one). The offsets never
 decrease, so windows `[a, b)` and `[b, c)` join back to the exact text.
+
+A run of more than `MAX_RUN_BYTES` with no white space (a line of base64, `zzz…`), or of white space alone, is
+tokenized in pieces of that size: tiktoken's merges over one such run cost more than its length (16 MiB of `z`
+took seconds, 1 MiB of spaces overflowed its regex's stack), so wide text costs what long text costs. A cut
+changes a token or two beside it; a text without such runs tokenizes exactly as tiktoken tokenizes it whole.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import marshal
 import os
 import re
@@ -152,13 +158,87 @@ def well_formed(text: str) -> str:
     return text
 
 
-def _token_ids(text: str) -> npt.NDArray[np.uint32]:
-    """The text's tokens as one array straight from tiktoken, not a list of millions of ints. With no special
+def _encoded(text: str) -> npt.NDArray[np.uint32]:
+    """One piece's tokens straight from tiktoken, as one array, not a list of millions of ints. With no special
     token allowed or disallowed, special-token strings are plain text, as in `encode_ordinary`."""
-    try:
-        return encoding().encode_to_numpy(text, disallowed_special=())
-    except UnicodeEncodeError:  # lone surrogates: replaced, as tiktoken does
-        return encoding().encode_to_numpy(well_formed(text), disallowed_special=())
+    return encoding().encode_to_numpy(text, disallowed_special=())
+
+
+def _token_ids(text: str) -> npt.NDArray[np.uint32]:
+    """The text's tokens, its long runs (`MAX_RUN_BYTES`) in pieces; lone surrogates replaced, as tiktoken does."""
+    if len(text) <= MAX_RUN_BYTES:
+        try:
+            return _encoded(text)
+        except UnicodeEncodeError:
+            return _encoded(well_formed(text))
+    return _data_token_ids(well_formed(text).encode("utf-8"))
+
+
+def _data_token_ids(data: bytes) -> npt.NDArray[np.uint32]:
+    """The tokens of UTF-8 `data`, tokenized piece by piece between the cuts of `run_cuts`."""
+    cuts = run_cuts(data)
+    if not cuts:
+        return _encoded(data.decode("utf-8"))
+    bounds = [0, *cuts, len(data)]
+    parts = [_encoded(data[a:b].decode("utf-8")) for a, b in itertools.pairwise(bounds) if a < b]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+
+
+#: The longest run without white space (or of white space alone) tokenized whole, in bytes.
+MAX_RUN_BYTES = 1024
+_BLOCK = MAX_RUN_BYTES // 2  # a run of MAX_RUN_BYTES holds at least one whole aligned block of this
+_IS_SPACE = np.zeros(256, dtype=np.bool_)
+_IS_SPACE[list(b" \t\n\r\x0b\x0c")] = True
+
+
+def run_cuts(data: bytes) -> list[int]:
+    """Byte offsets that cut each run of more than `MAX_RUN_BYTES` without white space (or of white space
+    alone) into pieces of at most that many, each on a character's first byte. Linear, in numpy: only the
+    blocks of `_BLOCK` bytes of one class are looked at closely, so ordinary text costs one pass."""
+    blocks = len(data) // _BLOCK
+    if len(data) <= MAX_RUN_BYTES or not blocks:
+        return []
+    space = _IS_SPACE[np.frombuffer(data, dtype=np.uint8)]
+    per_block = space[: blocks * _BLOCK].reshape(blocks, _BLOCK).sum(axis=1, dtype=np.int32)
+    uniform = np.flatnonzero((per_block == 0) | (per_block == _BLOCK))
+    cuts: list[int] = []
+    end = 0
+    for block in uniform.tolist():
+        if block * _BLOCK < end:
+            continue  # inside the run just cut
+        start, end = _run_around(space, block * _BLOCK)
+        if end - start > MAX_RUN_BYTES:
+            cuts += [_char_start(data, at) for at in range(start, end, MAX_RUN_BYTES)] + [end]
+    return sorted(set(cuts) - {0, len(data)})
+
+
+def _run_around(space: npt.NDArray[np.bool_], at: int) -> tuple[int, int]:
+    """The run of one class (white space or not) that holds byte `at`, found a block at a time."""
+    kind = space[at]
+    start = at
+    while start > 0:
+        before = space[max(start - _BLOCK, 0) : start]
+        other = np.flatnonzero(before != kind)
+        if other.size:
+            start = start - len(before) + int(other[-1]) + 1
+            break
+        start -= len(before)
+    end = at
+    while end < len(space):
+        after = space[end : end + _BLOCK]
+        other = np.flatnonzero(after != kind)
+        if other.size:
+            end += int(other[0])
+            break
+        end += len(after)
+    return start, end
+
+
+def _char_start(data: bytes, at: int) -> int:
+    """`at`, or the first byte of the next character when `at` is inside one (three bytes on at most)."""
+    while at < len(data) and data[at] & 0xC0 == 0x80:
+        at += 1
+    return at
 
 
 # A line break followed by spaces or tabs, if any, and then a character that is neither white space nor "/"
@@ -168,20 +248,25 @@ def _token_ids(text: str) -> npt.NDArray[np.uint32]:
 CLEAN_LINE_BREAK = re.compile(r"\n(?=[^\S\r\n]*[^\s/])")
 
 
+#: How many tokens a prefix cut at any character, not at a clean line break, may count beyond the same
+#: characters within the whole text: the cut splits one pre-token in two.
+CUT_SLACK = 16
+
+
 def count_tokens_beyond(text: str, limit: int) -> tuple[int, bool]:
     """The text's tokens if it has at most `limit`; else `(n, True)` with `n > limit` counted from a prefix.
 
-    Deciding that a 10 MB result is over a few thousand tokens takes a prefix of it, not all of it.
+    Deciding that a 10 MB result is over a few thousand tokens takes a prefix of it, not all of it: cut at a
+    clean line break within the prefix's length again, else (one wide line) anywhere, with `CUT_SLACK`.
     """
     size = max(limit, 1) * 8  # characters: well past `limit` tokens for text of any kind
     while size < len(text):
-        cut = CLEAN_LINE_BREAK.search(text, size)
-        if cut is None:
-            break
-        counted = count_tokens(text[: cut.end()])
-        if counted > limit:
+        clean = CLEAN_LINE_BREAK.search(text, size, 2 * size)
+        cut = clean.end() if clean is not None else size
+        counted = count_tokens(text[:cut])
+        if counted > limit + (0 if clean is not None else CUT_SLACK):
             return counted, True
-        size = cut.end() * 4
+        size = cut * 4
     counted = count_tokens(text)
     return counted, counted > limit
 
@@ -223,8 +308,7 @@ class TokenIndex:
 
 def index_tokens(data: bytes) -> TokenIndex:
     """Tokenize UTF-8 `data` and record each token's start on a character boundary."""
-    text = data.decode("utf-8")
-    tokens = _token_ids(text)
+    tokens = _data_token_ids(data)
     starts = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(_token_byte_lengths()[tokens], out=starts[1:])
     raw = np.frombuffer(data, dtype=np.uint8)
