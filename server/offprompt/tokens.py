@@ -41,6 +41,8 @@ import platformdirs
 import tiktoken
 from tiktoken_ext.openai_public import ENCODING_CONSTRUCTORS
 
+from offprompt import deadline
+
 ENCODING_NAME = "o200k_base"
 
 # The URL tiktoken downloads each encoding from (its cache key is the URL's sha1)
@@ -175,13 +177,37 @@ def _token_ids(text: str) -> npt.NDArray[np.uint32]:
 
 
 def _data_token_ids(data: bytes) -> npt.NDArray[np.uint32]:
-    """The tokens of UTF-8 `data`, tokenized piece by piece between the cuts of `run_cuts`."""
-    cuts = run_cuts(data)
+    """The tokens of UTF-8 `data`, tokenized piece by piece between the cuts of `run_cuts` and, in a long stretch
+    without such cuts, at a clean line break every `SEGMENT_BYTES` (exact there: see `CLEAN_LINE_BREAK`), so a
+    result past its deadline stops between two pieces and tiktoken never holds a whole huge text at once."""
+    cuts = sorted({*run_cuts(data), *_line_cuts(data)})
     if not cuts:
         return _encoded(data.decode("utf-8"))
-    bounds = [0, *cuts, len(data)]
-    parts = [_encoded(data[a:b].decode("utf-8")) for a, b in itertools.pairwise(bounds) if a < b]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+    parts: list[npt.NDArray[np.uint32]] = []
+    for a, b in itertools.pairwise([0, *cuts, len(data)]):
+        deadline.check()
+        parts.append(_encoded(data[a:b].decode("utf-8")))
+    return np.concatenate(parts)
+
+
+#: How long a stretch of ordinary text goes to tiktoken at once, in bytes.
+SEGMENT_BYTES = 1 << 20
+#: `CLEAN_LINE_BREAK` in bytes, followed by an ASCII character only (a line that starts with a Unicode space is no
+#: cut here): every cut it finds is one the text's own pre-tokens end at.
+_CLEAN_LINE_BREAK_BYTES = re.compile(rb"\n(?=[ \t\x0b\x0c]*[!-.0-~])")
+
+
+def _line_cuts(data: bytes) -> list[int]:
+    """A clean line break after every `SEGMENT_BYTES` of the text, where one comes within as many again."""
+    cuts: list[int] = []
+    at = SEGMENT_BYTES
+    while at < len(data):
+        found = _CLEAN_LINE_BREAK_BYTES.search(data, at, at + SEGMENT_BYTES)
+        cut = found.end() if found is not None else at + SEGMENT_BYTES
+        if found is not None:
+            cuts.append(cut)
+        at = cut + SEGMENT_BYTES
+    return cuts
 
 
 #: The longest run without white space (or of white space alone) tokenized whole, in bytes.
