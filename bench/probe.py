@@ -1,5 +1,5 @@
 """Measurements that need a fresh process: `python -m bench.probe cold-store DIR`, `profile-store DIR [MB]`,
-`words-ready DIR` or `wide-store DIR wide|lines MiB`.
+`words-ready DIR` or `wide-store DIR wide|base64|lines MiB`.
 
 Each prints one JSON object on stdout. `words-ready` takes the store section's path from a fresh process, so two
 versions of the server can be run in turn (`PYTHONPATH=<a checkout>/server`) on a shared, noisy machine.
@@ -95,9 +95,10 @@ def words_ready(directory: Path) -> dict[str, Any]:
 
 def wide_store(directory: Path, kind: str, mebibytes: float) -> dict[str, Any]:
     """One result of `mebibytes` through the result boundary (secrets prefilter, policy, store) in this fresh
-    process: one line of `zzz…` (`wide`) or the bench's mixed text (`lines`). Seconds to the reference and the
-    process's peak resident memory by then (against its peak before the result came), then seconds from there
-    until searchable by words (chunked, in the lexical index)."""
+    process: one line of `zzz…` (`wide`) or of base64 (`base64`), or the bench's mixed text (`lines`). Seconds to
+    the reference and the process's peak resident memory by then (against its peak before the result came), then
+    seconds from there until searchable by words (chunked, in the lexical index)."""
+    import base64
     import resource
 
     import anyio
@@ -113,7 +114,12 @@ def wide_store(directory: Path, kind: str, mebibytes: float) -> dict[str, Any]:
     held = HeldIndexing(memory)  # the reference alone first: chunking starts once its memory is read
     warm_up()
     size = int(mebibytes * (1 << 20))
-    text = "z" * size if kind == "wide" else mixed_text(size)
+    if kind == "wide":
+        text = "z" * size
+    elif kind == "base64":  # one line of base64, as a tool that cats a binary file writes it
+        text = base64.b64encode(os.urandom(size * 3 // 4)).decode()
+    else:
+        text = mixed_text(size)
     result = mt.CallToolResult(content=[mt.TextContent(text=text)])
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = time.perf_counter()
