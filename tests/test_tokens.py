@@ -19,6 +19,7 @@ from offprompt.tokens import (
     CLEAN_LINE_BREAK,
     CUT_SLACK,
     MAX_RUN_BYTES,
+    SEGMENT_BYTES,
     TokenIndex,
     count_tokens,
     count_tokens_beyond,
@@ -337,3 +338,12 @@ def test_runs_are_cut_only_where_they_are_long() -> None:
     assert max(len(p) for p in pieces[1:-1]) <= MAX_RUN_BYTES + 3
     assert cuts[0] == 1400
     assert cuts[-1] == 3400
+
+
+def test_a_long_text_of_lines_is_tokenized_a_megabyte_at_a_time_exactly_as_whole() -> None:
+    # Pieces let a result past its deadline stop between them; cut at clean line breaks, they change nothing.
+    docs = "".join(doc.read_text(encoding="utf-8") for doc in sorted(DOCS.iterdir())) + MIXED
+    text = docs * (-(-int(2.5 * SEGMENT_BYTES) // len(docs.encode())))
+    data = text.encode()
+    assert len(tokens.line_cuts(data)) >= 2
+    assert index_tokens(data).tokens == len(encoding().encode_ordinary(text))

@@ -180,7 +180,7 @@ def _data_token_ids(data: bytes) -> npt.NDArray[np.uint32]:
     """The tokens of UTF-8 `data`, tokenized piece by piece between the cuts of `run_cuts` and, in a long stretch
     without such cuts, at a clean line break every `SEGMENT_BYTES` (exact there: see `CLEAN_LINE_BREAK`), so a
     result past its deadline stops between two pieces and tiktoken never holds a whole huge text at once."""
-    cuts = sorted({*run_cuts(data), *_line_cuts(data)})
+    cuts = sorted({*run_cuts(data), *line_cuts(data)})
     if not cuts:
         return _encoded(data.decode("utf-8"))
     parts: list[npt.NDArray[np.uint32]] = []
@@ -197,7 +197,7 @@ SEGMENT_BYTES = 1 << 20
 _CLEAN_LINE_BREAK_BYTES = re.compile(rb"\n(?=[ \t\x0b\x0c]*[!-.0-~])")
 
 
-def _line_cuts(data: bytes) -> list[int]:
+def line_cuts(data: bytes) -> list[int]:
     """A clean line break after every `SEGMENT_BYTES` of the text, where one comes within as many again."""
     cuts: list[int] = []
     at = SEGMENT_BYTES
