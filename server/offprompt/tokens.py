@@ -145,9 +145,18 @@ def _token_byte_lengths(name: str = ENCODING_NAME) -> npt.NDArray[np.int64]:
     return lengths
 
 
+@cache
+def _token_byte_lengths_u8(name: str = ENCODING_NAME) -> npt.NDArray[np.uint8]:
+    """`_token_byte_lengths` in one byte each."""
+    lengths = _token_byte_lengths(name)
+    if int(lengths.max()) > 255:
+        raise RuntimeError(f"the {name} encoding has a token longer than 255 bytes")
+    return lengths.astype(np.uint8)
+
+
 def warm_up() -> None:
     """Load the encoding and its tables now (a few hundred ms), so the first large result doesn't wait."""
-    _token_byte_lengths()
+    _token_byte_lengths_u8()
 
 
 def well_formed(text: str) -> str:
@@ -335,8 +344,10 @@ class TokenIndex:
 def index_tokens(data: bytes) -> TokenIndex:
     """Tokenize UTF-8 `data` and record each token's start on a character boundary."""
     tokens = _data_token_ids(data)
-    starts = np.zeros(len(tokens) + 1, dtype=np.int64)
-    np.cumsum(_token_byte_lengths()[tokens], out=starts[1:])
+    # In the offsets' own 4 bytes a token, from a table of 1 byte a token id (o200k's longest token is 128 bytes):
+    # 100 MiB of `zzz…` is 50 M tokens, which int64 arrays held at 400 MB apiece.
+    starts = np.zeros(len(tokens) + 1, dtype=np.uint32)
+    np.cumsum(_token_byte_lengths_u8()[tokens], dtype=np.uint32, out=starts[1:])
     raw = np.frombuffer(data, dtype=np.uint8)
     # A token that starts inside a multi-byte character moves to the next character's first byte (three bytes
     # on at most): only token-sized arrays, none the size of the text.
@@ -345,4 +356,4 @@ def index_tokens(data: bytes) -> TokenIndex:
         starts[inside] += 1
         inside = inside[starts[inside] < len(raw)]
         inside = inside[(raw[starts[inside]] & 0xC0) == 0x80]
-    return TokenIndex(starts.astype(np.uint32))
+    return TokenIndex(starts)
