@@ -1,5 +1,5 @@
-"""Measurements that need a fresh process: `python -m bench.probe cold-store DIR`, `profile-store DIR [MB]` or
-`words-ready DIR`.
+"""Measurements that need a fresh process: `python -m bench.probe cold-store DIR`, `profile-store DIR [MB]`,
+`words-ready DIR` or `wide-store DIR wide|base64|lines MiB`.
 
 Each prints one JSON object on stdout. `words-ready` takes the store section's path from a fresh process, so two
 versions of the server can be run in turn (`PYTHONPATH=<a checkout>/server`) on a shared, noisy machine.
@@ -93,6 +93,50 @@ def words_ready(directory: Path) -> dict[str, Any]:
         memory.close()
 
 
+def wide_store(directory: Path, kind: str, mebibytes: float) -> dict[str, Any]:
+    """One result of `mebibytes` through the result boundary (secrets prefilter, policy, store) in this fresh
+    process: one line of `zzz…` (`wide`) or of base64 (`base64`), or the bench's mixed text (`lines`). Seconds to
+    the reference and the process's peak resident memory by then (against its peak before the result came), then
+    seconds from there until searchable by words (chunked, in the lexical index)."""
+    import base64
+    import resource
+
+    import anyio
+    import mcp_types as mt
+
+    from bench.context import HeldIndexing
+    from bench.corpus import mixed_text
+    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+    from offprompt.results import CallSite, ResultBoundary
+    from offprompt.tokens import warm_up
+
+    memory = TaskMemory.open(MemorySettings(name="wide", data_dir=directory, ttl_seconds=None, max_bytes=None))
+    held = HeldIndexing(memory)  # the reference alone first: chunking starts once its memory is read
+    warm_up()
+    size = int(mebibytes * (1 << 20))
+    if kind == "wide":
+        text = "z" * size
+    elif kind == "base64":  # one line of base64, as a tool that cats a binary file writes it
+        text = base64.b64encode(os.urandom(size * 3 // 4)).decode()
+    else:
+        text = mixed_text(size)
+    result = mt.CallToolResult(content=[mt.TextContent(text=text)])
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    start = time.perf_counter()
+    try:
+        answer = anyio.run(ResultBoundary(memory).settle, CallSite("bench", "read", "auto"), result)
+        reference = time.perf_counter() - start
+        assert not answer.is_error, answer
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        held.release()
+        start = time.perf_counter()
+        assert memory.text.wait_chunked(None, 1800)  # type: ignore[attr-defined]
+        words = time.perf_counter() - start
+    finally:
+        memory.close(wait=0)
+    return {"kind": kind, "bytes": size, "reference_s": reference, "words_s": words, "peak_rss": peak, "before": before}
+
+
 def hottest_frames(profiler: Any, top: int = 8) -> list[dict[str, Any]]:
     """Frames by self time, the way py-spy's top orders them."""
     session = profiler.last_session
@@ -116,6 +160,8 @@ def main() -> None:
     command, directory, *extra = sys.argv[1:]
     if command == "profile-store":
         print(json.dumps(profile_store(Path(directory), *(float(x) for x in extra))))
+    elif command == "wide-store":
+        print(json.dumps(wide_store(Path(directory), extra[0], float(extra[1]))))
     elif command == "words-ready":
         print(json.dumps(words_ready(Path(directory))))
     else:

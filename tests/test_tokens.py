@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import marshal
 import os
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,11 +17,15 @@ import pytest
 from offprompt import tokens
 from offprompt.tokens import (
     CLEAN_LINE_BREAK,
+    CUT_SLACK,
+    MAX_RUN_BYTES,
+    SEGMENT_BYTES,
     TokenIndex,
     count_tokens,
     count_tokens_beyond,
     encoding,
     index_tokens,
+    run_cuts,
 )
 
 from .support import DOCS
@@ -132,7 +138,10 @@ def test_counting_stops_early_only_past_the_limit() -> None:
     assert 4000 < counted < total  # decided from a prefix
     assert count_tokens_beyond(log, total) == (total, False)  # at the limit: counted whole, not over
     assert count_tokens_beyond(log, total - 1) == (total, True)
-    assert count_tokens_beyond("no line breaks " * 5000, 10) == (count_tokens("no line breaks " * 5000), True)
+    one_line = "no line breaks " * 5000  # cut anywhere: decided from a prefix too, past the limit by the cut's slack
+    counted, over = count_tokens_beyond(one_line, 10)
+    assert over
+    assert 10 + CUT_SLACK < counted < count_tokens(one_line)
     pretty = json.dumps([{"id": n, "name": f"item {n}", "tags": ["a", "b"]} for n in range(5000)], indent=2)
     counted, over = count_tokens_beyond(pretty, 4000)
     assert over
@@ -284,3 +293,57 @@ def test_a_packaged_encoding_that_fails_its_checksum_is_refused_by_name(
 def test_an_encoding_offprompt_does_not_ship_is_left_to_tiktoken_which_names_it() -> None:
     with pytest.raises(ValueError, match="Unknown encoding no-such-encoding"):
         tokens.encoding("no-such-encoding")
+
+
+class _Sizes:
+    """tiktoken's encoding as it is, noting the length of every text handed to it."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.seen: list[int] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def encode_to_numpy(self, text: str, **kwargs: Any) -> Any:
+        self.seen.append(len(text))
+        return self.real.encode_to_numpy(text, **kwargs)
+
+
+def test_a_wide_line_reaches_tiktoken_in_pieces_and_reads_back_byte_for_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    # tiktoken's merges over one run without white space cost more than its length (16 MiB of `zzz…` took a
+    # minute and 2 GiB with the rest of a store); a run of 1 MiB of spaces overflowed its regex's stack.
+    sizes = _Sizes(encoding())
+    monkeypatch.setattr(tokens, "encoding", lambda name=tokens.ENCODING_NAME: sizes)
+    wide = "ab" + "z" * 300_000 + " " * 300_000 + "é日" * 50_000 + "\n" + MIXED
+    data = wide.encode()
+    index = index_tokens(data)
+    assert max(sizes.seen) <= MAX_RUN_BYTES + len(MIXED) + 3  # pieces of a run, then the ordinary rest whole
+    assert read_all(data, 1000) == wide
+    assert index.tokens == count_tokens(wide)
+    sizes.seen.clear()
+    counted, over = count_tokens_beyond("z" * 2_000_000, 4000)  # a threshold decided from a prefix, not the whole
+    assert over
+    assert counted > 4000
+    assert sum(sizes.seen) < 100_000
+
+
+def test_runs_are_cut_only_where_they_are_long() -> None:
+    assert run_cuts(MIXED.encode() * 20) == []  # an ordinary text tokenizes exactly as tiktoken tokenizes it whole
+    data = b"x " * 700 + b"\xc3\xa9" * 1000 + b" tail"
+    cuts = run_cuts(data)
+    pieces = [data[a:b] for a, b in itertools.pairwise([0, *cuts, len(data)])]
+    assert b"".join(pieces) == data
+    assert all(piece.decode() for piece in pieces)  # on character boundaries
+    assert max(len(p) for p in pieces[1:-1]) <= MAX_RUN_BYTES + 3
+    assert cuts[0] == 1400
+    assert cuts[-1] == 3400
+
+
+def test_a_long_text_of_lines_is_tokenized_a_megabyte_at_a_time_exactly_as_whole() -> None:
+    # Pieces let a result past its deadline stop between them; cut at clean line breaks, they change nothing.
+    docs = "".join(doc.read_text(encoding="utf-8") for doc in sorted(DOCS.iterdir())) + MIXED
+    text = docs * (-(-int(2.5 * SEGMENT_BYTES) // len(docs.encode())))
+    data = text.encode()
+    assert len(tokens.line_cuts(data)) >= 2
+    assert index_tokens(data).tokens == len(encoding().encode_ordinary(text))

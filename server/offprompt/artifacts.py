@@ -255,9 +255,26 @@ def to_result(artifacts: Sequence[Artifact], *, is_error: bool = False) -> mt.Ca
     return mt.CallToolResult(content=content, structured_content=structured, is_error=is_error)
 
 
-#: A string at least this long made only of base64 characters is a binary payload, not text to search.
+#: A string at least this long written in base64 is a binary payload, not text to search.
 BASE64_MIN_CHARS = 1024
-_BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")  # one character class: linear in the string's length
+#: base64's characters and the line breaks MIME and PEM wrap it with: never a space (one character class: linear).
+_BASE64_CHARS = re.compile(r"[A-Za-z0-9+/=\r\n]*")
+_BASE64_BODY = re.compile(r"[A-Za-z0-9+/]*")
+
+
+def is_base64(value: str) -> bool:
+    """Whether `value` is written in base64: letters, digits, `+` and `/`, then at most two `=`, in one run or in
+    lines of one width (MIME's 76, PEM's 64) broken by line breaks. A table of words and spaces is not."""
+    if not _BASE64_CHARS.fullmatch(value):
+        return False
+    lines = value.replace("\r\n", "\n").rstrip("\n").split("\n")
+    width = len(lines[0])
+    if any(len(line) != width for line in lines[:-1]) or not 0 < len(lines[-1]) <= width:
+        return False
+    last = lines[-1].rstrip("=")
+    if len(lines[-1]) - len(last) > 2:
+        return False
+    return all(_BASE64_BODY.fullmatch(line) for line in lines[:-1]) and bool(_BASE64_BODY.fullmatch(last))
 
 
 def base64_strings(value: JsonValue) -> list[str]:
@@ -267,7 +284,7 @@ def base64_strings(value: JsonValue) -> list[str]:
     while stack:  # iterative: a deeply nested value must not exhaust the stack
         current = stack.pop()
         if isinstance(current, str):
-            if len(current) >= BASE64_MIN_CHARS and _BASE64.fullmatch(current):
+            if len(current) >= BASE64_MIN_CHARS and is_base64(current):
                 found.append(current)
         elif isinstance(current, dict):
             stack.extend(current.values())

@@ -9,6 +9,7 @@
     ├── SearchTimeLimitError     a search ran past its time limit (a backtracking regex)
     ├── IncompatibleStoreError   a stored collection was built by another embedding function
     ├── QuotaError               a result is bigger than the memory's whole quota (max_bytes)
+    ├── ResultTimeoutError       a result took longer than its call's timeout to look at and store
     ├── StoreUnavailableError    a shared memory's database (PostgreSQL) can't be reached
     ├── UnknownSecretError       a call's arguments hold a secret handle this caller was not given
     │   └── SecretNotSharedError a handle whose value may not go to the called server (`share_with`)
@@ -62,6 +63,10 @@ class IncompatibleStoreError(OffpromptError):
 
 class QuotaError(OffpromptError):
     """A result is bigger than the memory's quota, so storing it would evict everything, itself included."""
+
+
+class ResultTimeoutError(OffpromptError):
+    """A result took longer than its call's `timeout_seconds` to look at and store; nothing of it was kept."""
 
 
 class StoreUnavailableError(OffpromptError):

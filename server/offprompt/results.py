@@ -41,14 +41,15 @@ import mcp_types as mt
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from offprompt import deadline
 from offprompt.arguments import Filled, Receiver, fill, holds_reference, holds_token
 from offprompt.artifacts import from_result
 from offprompt.config import OffPrompt, OffpromptSettings, SecretsMode
-from offprompt.errors import OffpromptError
+from offprompt.errors import OffpromptError, ResultTimeoutError
 from offprompt.jsonrpc import MAX_DEPTH, MODEL_MAX_DEPTH, depth, dumps
 from offprompt.memory.catalog import Origin
-from offprompt.memory.task_memory import TaskMemory
-from offprompt.policy import Thresholds, decide, passes_by_size, result_text_size
+from offprompt.memory.task_memory import Reference, TaskMemory
+from offprompt.policy import Decision, Thresholds, decide, passes_by_size, result_text_size
 from offprompt.proxy.intent import INTENT
 from offprompt.secrets import Redactor, json_may_hold_secret, may_hold_secret, may_hold_secret_in
 from offprompt.tokens import count_tokens
@@ -84,6 +85,8 @@ class CallSite:
     schema: Mapping[str, Any] | None = None
     #: The server's `max_argument_bytes`: the largest arguments once `⟦memory:…⟧` references are filled in.
     max_argument_bytes: int | None = None
+    #: The call's `timeout_seconds`: how long its result may take to look at and store once it has come.
+    timeout: float | None = None
 
     @property
     def source(self) -> str:
@@ -109,6 +112,24 @@ class ResultSettings:
             outline_tokens=settings.outline_tokens,
             intent=settings.intent,
         )
+
+
+#: Text beyond which a result is looked at (its secrets, its tokens) in a worker thread rather than on the event loop.
+WEIGHTY_CHARS = 64 * 1024
+
+
+def _weighty(result: mt.CallToolResult) -> bool:
+    """Whether looking at the result could hold the event loop: much text, or structured content of any size
+    (its size is known only once serialised)."""
+    if result.structured_content is not None:
+        return True
+    chars = 0
+    for block in result.content:
+        if isinstance(block, mt.TextContent):
+            chars += len(block.text)
+        elif isinstance(block, mt.EmbeddedResource) and isinstance(block.resource, mt.TextResourceContents):
+            chars += len(block.resource.text)
+    return chars > WEIGHTY_CHARS
 
 
 def error_result(message: str) -> mt.CallToolResult:
@@ -306,17 +327,25 @@ class ResultBoundary:
                 f"deeper than offprompt can check and answer here (the SDK's models stop near 255 levels). Over "
                 f"stdio, a 2025-11-25 client's calls take the fast lane, which relays up to {MAX_DEPTH} levels."
             )
-        if site.secrets == "redact" and may_hold_secret_in(result):
-            result = await anyio.to_thread.run_sync(
-                self.redactor.redact_result, result, site.owner, site.server, site.secrets_allow
-            )
-        decision = decide(site.mode, result, self.settings.thresholds)
+        with deadline.due_within(site.timeout):
+            try:
+                return await self._settled(site, result)
+            except ResultTimeoutError as exc:
+                logger.warning("the result of %s was stopped past the call's timeout (%s s)", site.source, site.timeout)
+                return error_result(f"The result of {site.source} {exc}")
+
+    async def _settled(self, site: CallSite, result: mt.CallToolResult) -> mt.CallToolResult:
+        if _weighty(result):  # looked at in a worker thread: the event loop answers other calls meanwhile
+            result, decision = await anyio.to_thread.run_sync(self._screened, site, result)
+        else:
+            if site.secrets == "redact" and may_hold_secret_in(result):
+                result = await anyio.to_thread.run_sync(
+                    self.redactor.redact_result, result, site.owner, site.server, site.secrets_allow
+                )
+            decision = decide(site.mode, result, self.settings.thresholds)
         if not decision.store:
             self._count_inline(site, result_text_size(result)[0])
             return result
-        shown = site.mode != "always"  # a sensitive result shows nothing of itself, not even titles
-        preview = self.settings.preview_tokens if shown else 0
-        outline = self.settings.outline_tokens if shown else 0
         arguments = self._tool_arguments(site)
         if site.secrets == "redact" and arguments is not None and json_may_hold_secret(arguments):
             # memory_list shows the arguments: a secret typed into them is kept out of that answer too
@@ -325,19 +354,9 @@ class ResultBoundary:
             )
         try:
             memory = await anyio.to_thread.run_sync(self._memory)
-            reference = await anyio.to_thread.run_sync(
-                functools.partial(
-                    memory.store,
-                    from_result(result),
-                    tool=site.source,
-                    arguments=arguments,
-                    owner=site.owner,
-                    preview_tokens=preview,
-                    outline_tokens=outline,
-                    intent=self.intent_of(site),
-                    origin=Origin(site.server, sensitive=site.mode == "always"),
-                )
-            )
+            reference = await anyio.to_thread.run_sync(self._store, memory, site, result, arguments)
+        except ResultTimeoutError:
+            raise
         except OffpromptError as exc:
             return error_result(f"The result of {site.source} could not be stored off the prompt: {exc}")
         logger.info("stored %s as %s: %s", site.source, reference.record.namespace, decision.reason)
@@ -351,6 +370,28 @@ class ResultBoundary:
         )
         self._opened = memory
         return answer
+
+    def _screened(self, site: CallSite, result: mt.CallToolResult) -> tuple[mt.CallToolResult, Decision]:
+        """The result with its secrets as handles (unless they pass), and whether the policy stores it."""
+        if site.secrets == "redact" and may_hold_secret_in(result):
+            result = self.redactor.redact_result(result, site.owner, site.server, site.secrets_allow)
+        deadline.check()
+        return result, decide(site.mode, result, self.settings.thresholds)
+
+    def _store(
+        self, memory: TaskMemory, site: CallSite, result: mt.CallToolResult, arguments: dict[str, Any] | None
+    ) -> Reference:
+        shown = site.mode != "always"  # a sensitive result shows nothing of itself, not even titles
+        return memory.store(
+            from_result(result),
+            tool=site.source,
+            arguments=arguments,
+            owner=site.owner,
+            preview_tokens=self.settings.preview_tokens if shown else 0,
+            outline_tokens=self.settings.outline_tokens if shown else 0,
+            intent=self.intent_of(site),
+            origin=Origin(site.server, sensitive=site.mode == "always"),
+        )
 
     # -- what else of a downstream reaches the model -----------------------------------------------------------
 

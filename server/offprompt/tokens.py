@@ -13,12 +13,18 @@ A text's token windows are cut at character boundaries: each token gets the
 byte offset of the first whole character it starts (a token that starts in the
 middle of a multi-byte character moves to the next one). The offsets never
 decrease, so windows `[a, b)` and `[b, c)` join back to the exact text.
+
+A run of more than `MAX_RUN_BYTES` with no white space (a line of base64, `zzz…`), or of white space alone, is
+tokenized in pieces of that size: tiktoken's merges over one such run cost more than its length (16 MiB of `z`
+took seconds, 1 MiB of spaces overflowed its regex's stack), so wide text costs what long text costs. A cut
+changes a token or two beside it; a text without such runs tokenizes exactly as tiktoken tokenizes it whole.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import marshal
 import os
 import re
@@ -34,6 +40,8 @@ import numpy.typing as npt
 import platformdirs
 import tiktoken
 from tiktoken_ext.openai_public import ENCODING_CONSTRUCTORS
+
+from offprompt import deadline
 
 ENCODING_NAME = "o200k_base"
 
@@ -137,9 +145,18 @@ def _token_byte_lengths(name: str = ENCODING_NAME) -> npt.NDArray[np.int64]:
     return lengths
 
 
+@cache
+def _token_byte_lengths_u8(name: str = ENCODING_NAME) -> npt.NDArray[np.uint8]:
+    """`_token_byte_lengths` in one byte each."""
+    lengths = _token_byte_lengths(name)
+    if int(lengths.max()) > 255:
+        raise RuntimeError(f"the {name} encoding has a token longer than 255 bytes")
+    return lengths.astype(np.uint8)
+
+
 def warm_up() -> None:
     """Load the encoding and its tables now (a few hundred ms), so the first large result doesn't wait."""
-    _token_byte_lengths()
+    _token_byte_lengths_u8()
 
 
 def well_formed(text: str) -> str:
@@ -152,13 +169,111 @@ def well_formed(text: str) -> str:
     return text
 
 
-def _token_ids(text: str) -> npt.NDArray[np.uint32]:
-    """The text's tokens as one array straight from tiktoken, not a list of millions of ints. With no special
+def _encoded(text: str) -> npt.NDArray[np.uint32]:
+    """One piece's tokens straight from tiktoken, as one array, not a list of millions of ints. With no special
     token allowed or disallowed, special-token strings are plain text, as in `encode_ordinary`."""
-    try:
-        return encoding().encode_to_numpy(text, disallowed_special=())
-    except UnicodeEncodeError:  # lone surrogates: replaced, as tiktoken does
-        return encoding().encode_to_numpy(well_formed(text), disallowed_special=())
+    return encoding().encode_to_numpy(text, disallowed_special=())
+
+
+def _token_ids(text: str) -> npt.NDArray[np.uint32]:
+    """The text's tokens, its long runs (`MAX_RUN_BYTES`) in pieces; lone surrogates replaced, as tiktoken does."""
+    if len(text) <= MAX_RUN_BYTES:
+        try:
+            return _encoded(text)
+        except UnicodeEncodeError:
+            return _encoded(well_formed(text))
+    return _data_token_ids(well_formed(text).encode("utf-8"))
+
+
+def _data_token_ids(data: bytes) -> npt.NDArray[np.uint32]:
+    """The tokens of UTF-8 `data`, tokenized piece by piece between the cuts of `run_cuts` and, in a long stretch
+    without such cuts, at a clean line break every `SEGMENT_BYTES` (exact there: see `CLEAN_LINE_BREAK`), so a
+    result past its deadline stops between two pieces and tiktoken never holds a whole huge text at once."""
+    cuts = sorted({*run_cuts(data), *line_cuts(data)})
+    if not cuts:
+        return _encoded(data.decode("utf-8"))
+    parts: list[npt.NDArray[np.uint32]] = []
+    for a, b in itertools.pairwise([0, *cuts, len(data)]):
+        deadline.check()
+        parts.append(_encoded(data[a:b].decode("utf-8")))
+    return np.concatenate(parts)
+
+
+#: How long a stretch of ordinary text goes to tiktoken at once, in bytes.
+SEGMENT_BYTES = 1 << 20
+#: `CLEAN_LINE_BREAK` in bytes, followed by an ASCII character only (a line that starts with a Unicode space is no
+#: cut here): every cut it finds is one the text's own pre-tokens end at.
+_CLEAN_LINE_BREAK_BYTES = re.compile(rb"\n(?=[ \t\x0b\x0c]*[!-.0-~])")
+
+
+def line_cuts(data: bytes) -> list[int]:
+    """A clean line break after every `SEGMENT_BYTES` of the text, where one comes within as many again."""
+    cuts: list[int] = []
+    at = SEGMENT_BYTES
+    while at < len(data):
+        found = _CLEAN_LINE_BREAK_BYTES.search(data, at, at + SEGMENT_BYTES)
+        cut = found.end() if found is not None else at + SEGMENT_BYTES
+        if found is not None:
+            cuts.append(cut)
+        at = cut + SEGMENT_BYTES
+    return cuts
+
+
+#: The longest run without white space (or of white space alone) tokenized whole, in bytes.
+MAX_RUN_BYTES = 1024
+_BLOCK = MAX_RUN_BYTES // 2  # a run of MAX_RUN_BYTES holds at least one whole aligned block of this
+_IS_SPACE = np.zeros(256, dtype=np.bool_)
+_IS_SPACE[list(b" \t\n\r\x0b\x0c")] = True
+
+
+def run_cuts(data: bytes) -> list[int]:
+    """Byte offsets that cut each run of more than `MAX_RUN_BYTES` without white space (or of white space
+    alone) into pieces of at most that many, each on a character's first byte. Linear, in numpy: only the
+    blocks of `_BLOCK` bytes of one class are looked at closely, so ordinary text costs one pass."""
+    blocks = len(data) // _BLOCK
+    if len(data) <= MAX_RUN_BYTES or not blocks:
+        return []
+    space = _IS_SPACE[np.frombuffer(data, dtype=np.uint8)]
+    per_block = space[: blocks * _BLOCK].reshape(blocks, _BLOCK).sum(axis=1, dtype=np.int32)
+    uniform = np.flatnonzero((per_block == 0) | (per_block == _BLOCK))
+    cuts: list[int] = []
+    end = 0
+    for block in uniform.tolist():
+        if block * _BLOCK < end:
+            continue  # inside the run just cut
+        start, end = _run_around(space, block * _BLOCK)
+        if end - start > MAX_RUN_BYTES:
+            cuts += [_char_start(data, at) for at in range(start, end, MAX_RUN_BYTES)] + [end]
+    return sorted(set(cuts) - {0, len(data)})
+
+
+def _run_around(space: npt.NDArray[np.bool_], at: int) -> tuple[int, int]:
+    """The run of one class (white space or not) that holds byte `at`, found a block at a time."""
+    kind = space[at]
+    start = at
+    while start > 0:
+        before = space[max(start - _BLOCK, 0) : start]
+        other = np.flatnonzero(before != kind)
+        if other.size:
+            start = start - len(before) + int(other[-1]) + 1
+            break
+        start -= len(before)
+    end = at
+    while end < len(space):
+        after = space[end : end + _BLOCK]
+        other = np.flatnonzero(after != kind)
+        if other.size:
+            end += int(other[0])
+            break
+        end += len(after)
+    return start, end
+
+
+def _char_start(data: bytes, at: int) -> int:
+    """`at`, or the first byte of the next character when `at` is inside one (three bytes on at most)."""
+    while at < len(data) and data[at] & 0xC0 == 0x80:
+        at += 1
+    return at
 
 
 # A line break followed by spaces or tabs, if any, and then a character that is neither white space nor "/"
@@ -168,20 +283,25 @@ def _token_ids(text: str) -> npt.NDArray[np.uint32]:
 CLEAN_LINE_BREAK = re.compile(r"\n(?=[^\S\r\n]*[^\s/])")
 
 
+#: How many tokens a prefix cut at any character, not at a clean line break, may count beyond the same
+#: characters within the whole text: the cut splits one pre-token in two.
+CUT_SLACK = 16
+
+
 def count_tokens_beyond(text: str, limit: int) -> tuple[int, bool]:
     """The text's tokens if it has at most `limit`; else `(n, True)` with `n > limit` counted from a prefix.
 
-    Deciding that a 10 MB result is over a few thousand tokens takes a prefix of it, not all of it.
+    Deciding that a 10 MB result is over a few thousand tokens takes a prefix of it, not all of it: cut at a
+    clean line break within the prefix's length again, else (one wide line) anywhere, with `CUT_SLACK`.
     """
     size = max(limit, 1) * 8  # characters: well past `limit` tokens for text of any kind
     while size < len(text):
-        cut = CLEAN_LINE_BREAK.search(text, size)
-        if cut is None:
-            break
-        counted = count_tokens(text[: cut.end()])
-        if counted > limit:
+        clean = CLEAN_LINE_BREAK.search(text, size, 2 * size)
+        cut = clean.end() if clean is not None else size
+        counted = count_tokens(text[:cut])
+        if counted > limit + (0 if clean is not None else CUT_SLACK):
             return counted, True
-        size = cut.end() * 4
+        size = cut * 4
     counted = count_tokens(text)
     return counted, counted > limit
 
@@ -223,10 +343,11 @@ class TokenIndex:
 
 def index_tokens(data: bytes) -> TokenIndex:
     """Tokenize UTF-8 `data` and record each token's start on a character boundary."""
-    text = data.decode("utf-8")
-    tokens = _token_ids(text)
-    starts = np.zeros(len(tokens) + 1, dtype=np.int64)
-    np.cumsum(_token_byte_lengths()[tokens], out=starts[1:])
+    tokens = _data_token_ids(data)
+    # In the offsets' own 4 bytes a token, from a table of 1 byte a token id (o200k's longest token is 128 bytes):
+    # 100 MiB of `zzz…` is 50 M tokens, which int64 arrays held at 400 MB apiece.
+    starts = np.zeros(len(tokens) + 1, dtype=np.uint32)
+    np.cumsum(_token_byte_lengths_u8()[tokens], dtype=np.uint32, out=starts[1:])
     raw = np.frombuffer(data, dtype=np.uint8)
     # A token that starts inside a multi-byte character moves to the next character's first byte (three bytes
     # on at most): only token-sized arrays, none the size of the text.
@@ -235,4 +356,4 @@ def index_tokens(data: bytes) -> TokenIndex:
         starts[inside] += 1
         inside = inside[starts[inside] < len(raw)]
         inside = inside[(raw[starts[inside]] & 0xC0) == 0x80]
-    return TokenIndex(starts.astype(np.uint32))
+    return TokenIndex(starts)

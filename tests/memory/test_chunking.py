@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 import sys
 
@@ -11,7 +12,12 @@ import pytest
 
 from offprompt.embedding import MAX_TEXT_WORDPIECES, count_wordpieces
 from offprompt.memory.chunking import Chunk, chunk, detect, for_embedding
-from offprompt.memory.chunking.units import WordpieceCounter
+from offprompt.memory.chunking.units import (
+    CHARS_PER_LONG_PIECE_WORDPIECE,
+    LONG_PIECE_CHARS,
+    WordpieceCounter,
+    long_piece_wordpieces,
+)
 from offprompt.memory.storage.text import searchable
 
 from ..support import DOCS, REPO
@@ -221,11 +227,26 @@ def test_counting_word_by_word_gives_the_tokenizers_own_count_for_any_piece() ->
     # (\x0b, \x85, U+2028), accents, CJK, special tokens, and a word too long to be remembered.
     data = (DOCS / "code_subprocess.py").read_text() + (DOCS / "json_botocore_sqs_service-2.json").read_text()
     pieces = [data[a : a + n] for a, n in zip(range(0, len(data), 997), itertools.cycle((40, 300, 1500)))]
-    odd = ["a\x0bb c\x85d e\u2028f\u3000g\xa0h", "café naïve 日本語の文 Grüße", "x" * 5000 + " tail", "", " \n\t "]
+    odd = ["a\x0bb c\x85d e\u2028f\u3000g\xa0h", "café naïve 日本語の文 Grüße", "x" * 150 + " tail", "", " \n\t "]
     odd += ["x[SEP]y [UNK] a[[CLS]]b [cls] [MASK]"]  # the tokenizer's special tokens, one wordpiece each
     count = WordpieceCounter()
     texts = pieces + odd + pieces[:50]  # the second time from what it remembered
-    assert count(texts) == count_wordpieces(texts)
+    long = [t for t in texts if any(len(w) > LONG_PIECE_CHARS for w in re.split(r"[\s!-/:-@\[-`{-~]", t))]
+    assert long == [odd[2]]  # the one piece the tokenizer reads as a single [UNK]: measured by its length
+    assert count(texts) == [
+        long_piece_wordpieces("x" * 150) + 1 if t in long else n
+        for t, n in zip(texts, count_wordpieces(texts), strict=True)
+    ]
+
+
+def test_a_line_without_white_space_is_cut_into_chunks_as_long_as_any_others() -> None:
+    # The tokenizer reads a word past 100 characters as one [UNK]: measured so, 1 MiB of `zzz…` (or of blanks
+    # around two words) was one chunk of 1 MiB, which the lexical index took whole and a query hit answered whole.
+    for data in (b"z" * (1 << 20), b"a" + b" " * (1 << 20) + b"b", b"Zq9" * 100_000 + b"\n" + b"x=1\n" * 50):
+        chunks = chunk(data)
+        assert_covered(data, chunks)
+        assert max(c.end - c.start for c in chunks) <= 4 * MAX_TEXT_WORDPIECES * CHARS_PER_LONG_PIECE_WORDPIECE
+    assert count_wordpieces(["z" * 5000]) == [1]  # what the tokenizer says of such a word
 
 
 def test_blank_text_has_no_chunks() -> None:
@@ -256,6 +277,6 @@ def test_a_heading_followed_by_a_long_run_of_spaces_is_chunked_in_linear_time() 
     code = (
         "from offprompt.memory.chunking import chunk; "
         "chunks = chunk(('# Title' + ' ' * 40_000 + 'end\\n## Next ##  \\nbody\\n').encode()); "
-        "assert chunks[0].titles.startswith('Title'), chunks"
+        "assert (chunks[0].titles or chunks[0].context).startswith('Title'), chunks"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -44,6 +44,20 @@ def test_a_structured_copy_counts_once_and_base64_json_counts_none(memory: TaskM
     assert "a copy of" not in binary.summary()
 
 
+def test_a_space_separated_table_in_json_is_text_to_search_not_base64(memory: TaskMemory) -> None:
+    # A command's table of letters, digits and spaces returned as {"stdout": …} was taken for base64 (its
+    # characters were all in base64's class once white space was let in) and never indexed or grepped.
+    rows = "".join(f"pod{i:04d} Running 3 12d node{i % 7}\n" for i in range(60))
+    table = mt.CallToolResult(content=[mt.TextContent(text=json.dumps({"stdout": rows, "exit_code": 0}))])
+    reference = memory.store(from_result(table), tool="shell.run")
+    assert "base64" not in reference.summary()
+    matches, _ = memory.grep("pod0042 Running", reference.namespace)
+    assert len(matches) == 1
+    for payload in (base64.b64encode(bytes(range(256)) * 8), base64.encodebytes(bytes(range(256)) * 8)):
+        binary = mt.CallToolResult(content=[mt.TextContent(text=json.dumps({"data": payload.decode()}))])
+        assert "holding base64 data" in memory.store(from_result(binary), tool="img.render").summary()
+
+
 def test_structured_content_holding_a_json_text_as_a_string_counts_once(memory: TaskMemory) -> None:
     """server-filesystem's read_text_file on a .json file: the text, and `{"content": text}` beside it."""
     text = json.dumps([{"number": i, "title": f"issue {i}", "labels": ["bug"]} for i in range(200)], indent=2)

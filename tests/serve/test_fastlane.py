@@ -10,6 +10,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as mt
 import pytest
 from mcp import ClientSession
@@ -131,3 +132,33 @@ async def test_progress_passes_through_the_fast_lane(tmp_path: Path) -> None:
         )
         assert not result.is_error
         assert progress == [(1, 2), (2, 2)]
+
+
+async def test_other_calls_are_answered_while_a_wide_result_is_stored(tmp_path: Path) -> None:
+    # 16 MiB of `zzz…` froze the server: memory_list waited 26 s while the line was counted on the event loop.
+    events = tmp_path / "events"
+    server = {"command": sys.executable, "args": [COUNTER], "env": {"COUNTER_EVENTS": str(events)}}
+    size = 8 << 20
+    answered: list[str] = []
+    async with offprompt(tmp_path, {"mcpServers": {"counter": server}}) as client:
+        stored: list[mt.CallToolResult] = []
+
+        async def call_wide() -> None:
+            stored.append(await client.call_tool("counter__wide", {"size": size}))
+            answered.append("wide")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call_wide)
+            while "wide answered" not in (events.read_text() if events.exists() else ""):  # noqa: ASYNC110
+                await anyio.sleep(0.05)  # until the downstream has answered: the line is offprompt's to store now
+            listed = await client.call_tool("memory_list", {})
+            answered.append("list")
+        assert answered == ["list", "wide"]  # answered while the wide result was being looked at and stored
+        assert not listed.is_error
+        assert stored[0].meta is not None
+        reference = stored[0].meta["offprompt"]
+        assert reference["bytes"] == size
+        tail = await client.call_tool(
+            "memory_load", {"artifact_namespace": reference["artifact_namespace"], "offset": reference["tokens"] - 3}
+        )
+        assert tail.content[0].text == "zzzzzz"  # type: ignore[union-attr]

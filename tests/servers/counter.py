@@ -69,6 +69,13 @@ async def sleep(seconds: float) -> str:
     return "slept"
 
 
+@server.tool()
+def wide(size: int) -> str:
+    """`size` characters of one line with no white space (`zzz…`), said in COUNTER_EVENTS as it is answered."""
+    _event("wide answered")
+    return "z" * size
+
+
 def _event(what: str) -> None:
     events = os.environ.get("COUNTER_EVENTS")
     if events:

@@ -25,6 +25,7 @@ from typing import Any, Final, Literal
 import mcp_types as mt
 import platformdirs
 
+from offprompt import deadline
 from offprompt.artifacts import (
     KINDS,
     STRUCTURED,
@@ -416,6 +417,7 @@ class TaskMemory:
         outlines: dict[int, tuple[Entry, ...]] = {}  # made while storing: not read back from where they were put
         try:
             for position, artifact in enumerate(flat):
+                deadline.check()
                 meta = dict(artifact.meta)
                 copy_of = _copy_of(artifact, flat[:position])
                 binary = copy_of is None and _mostly_base64(artifact)
@@ -460,6 +462,7 @@ class TaskMemory:
                 expires=now + self.ttl_seconds if self.ttl_seconds else None,
                 items=tuple(items),
             )
+            deadline.check()  # the last moment to stop: from here on the result is stored and listed
             self.catalog.add(record, origin)
         except BaseException:
             self._delete_payloads(namespace)

@@ -180,7 +180,7 @@ class Handlers:
         route = await proxy.route(params.name)
         if route is None:
             raise _unknown_tool(params.name)
-        site = caller.call_site(route, params.arguments)
+        site = caller.call_site(route, params.arguments, proxy.timeout(route))
         session = caller.client_session(proxy, route)
         if caller.is_modern:  # a 2026-07-28 client: the downstream's requests become input-required rounds
 

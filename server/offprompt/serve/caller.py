@@ -76,8 +76,9 @@ class Caller:
 
         return forward
 
-    def call_site(self, route: Route, arguments: dict[str, Any] | None) -> CallSite:
-        """A proxied call, as the result boundary sees it."""
+    def call_site(self, route: Route, arguments: dict[str, Any] | None, timeout: float | None = None) -> CallSite:
+        """A proxied call, as the result boundary sees it; `timeout`: its server's `timeout_seconds`, which bounds
+        the looking at and storing of its result too."""
         return CallSite(
             route.server,
             route.tool,
@@ -89,6 +90,7 @@ class Caller:
             secrets_allow=route.secrets_allow,
             schema=route.schema,
             max_argument_bytes=route.max_argument_bytes,
+            timeout=timeout,
         )
 
     def client_session(self, proxy: Proxy, route: Route) -> ClientSession | None:

@@ -122,6 +122,7 @@ class FastLane:
             secrets_allow=route.secrets_allow,
             schema=route.schema,
             max_argument_bytes=route.max_argument_bytes,
+            timeout=self.proxy.timeout(route),
         )
 
         async def fetch(arguments: dict[str, Any] | None) -> dict[str, Any]:

@@ -41,7 +41,8 @@ def _atx_heading(line: str) -> tuple[int, str] | None:
     return len(found.group(1)), title
 
 
-_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:._])\1{2,}\s*$")
+#: At most 1,000 marks: one match over a line of 16 MiB of `=` held the GIL for seconds.
+_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:._])\1{2,999}\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 from dataclasses import dataclass, field
 
 from offprompt.memory.chunking.units import (
@@ -205,16 +206,17 @@ class Packer:
         ]
 
 
+#: Up to the last white space, or the last character that is not a letter or digit, of what they are matched on.
+_TO_LAST_SPACE = re.compile(r".*\s", re.DOTALL)
+_TO_LAST_MARK = re.compile(r".*[\W_]", re.DOTALL)
+
+
 def _soft_cut(text: str, start: int, cut: int) -> int:
-    """``cut`` moved back to just after whitespace or punctuation, if there is some in the last quarter."""
+    """``cut`` moved back to just after whitespace or punctuation, if there is some in the last quarter (one
+    regex scan each: a window over a line with neither is looked at in C, not a character at a time)."""
     floor = start + (cut - start) * 3 // 4
-    for k in range(cut, floor, -1):
-        if text[k - 1].isspace():
-            return k
-    for k in range(cut, floor, -1):
-        if not text[k - 1].isalnum():
-            return k
-    return cut
+    found = _TO_LAST_SPACE.match(text, floor, cut) or _TO_LAST_MARK.match(text, floor, cut)
+    return found.end() if found is not None and found.end() > floor else cut
 
 
 def common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:

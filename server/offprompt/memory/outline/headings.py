@@ -12,8 +12,10 @@ from offprompt.memory.outline.entries import Found, title
 _HTML_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]*>")
 _ATX = re.compile(r"\n(#{1,6})[ \t]+(\S[^\n]*)")
-_UNDERLINE = re.compile(r"\n(([=\-~^\"'`*+#:._])\2{2,})[ \t]*(?=\n|$)")
-_UNDERLINE_LINE = re.compile(r"([=\-~^\"'`*+#:._])\1{2,}\s*")
+# An underline or rule is at most 1,000 marks: repeating a backreference is Python's `re` at its slowest, and one
+# match over a line of 16 MiB of `=` held the GIL (every other call waited) for seconds.
+_UNDERLINE = re.compile(r"\n(([=\-~^\"'`*+#:._])\2{2,999})[ \t]*(?=\n|$)")
+_UNDERLINE_LINE = re.compile(r"([=\-~^\"'`*+#:._])\1{2,999}\s*")
 _FENCE = re.compile(r"\n[ \t]*(```|~~~)")
 _LOOKS_HTML = re.compile(r"<(?:html|body|div|p|h[1-6]|!doctype)\b", re.IGNORECASE)
 

@@ -35,6 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
+from offprompt import deadline
 from offprompt.artifacts import Artifact
 from offprompt.errors import CredentialsRefusedError, NotFoundError
 from offprompt.memory import chunking, outline
@@ -148,6 +149,7 @@ class IndexedTextStorage:
         sidecar = {"kind": artifact.kind, "hint": hint, "searchable": searchable}
         made = None
         if searchable and with_outline:  # a copy of an earlier item gets its outline when one is asked for
+            deadline.check()
             entries = outline.build(data, artifact.kind, hint, index, lines)
             write_atomically(self._path(namespace, item, ".outline.json"), outline.dumps(entries))
             made = tuple(entries)
