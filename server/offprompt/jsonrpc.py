@@ -62,7 +62,25 @@ def decode(data: bytes | str) -> Decoded:
     try:
         return Decoded(orjson.loads(data))  # refuses lone surrogates: none in what it reads
     except orjson.JSONDecodeError:  # NaN, big integers, lone surrogates: valid to Python's json
+        return _decode_standard(data)
+
+
+def loads(data: bytes | str) -> Any:
+    """The JSON value of a line as Unicode text: lone surrogates, and bytes that are no UTF-8 (a server writing
+    Latin-1), read as U+FFFD. ValueError if it is not JSON, or nests deeper than the parsers go."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
         pass
+    try:
+        return _decode_standard(data).value
+    except UnicodeDecodeError:
+        assert isinstance(data, bytes | bytearray)
+        return _decode_standard(bytes(data).decode("utf-8", "replace")).value
+
+
+def _decode_standard(data: bytes | str) -> Decoded:
+    """What orjson refused, read by the standard library (slower, and it takes lone surrogates: they are replaced)."""
     if isinstance(data, bytes | bytearray):
         data = bytes(data).decode("utf-8", "surrogatepass")  # a surrogate's own bytes read as it: replaced below
     try:
@@ -72,16 +90,6 @@ def decode(data: bytes | str) -> Decoded:
     if depth(value) > MAX_DEPTH:  # the recursion limit may be set higher than orjson's depth
         raise ValueError("JSON nested too deeply (more than 1024 levels)")
     return _without_lone_surrogates(value)
-
-
-def loads(data: bytes | str) -> Any:
-    """The JSON value of a line as Unicode text: lone surrogates, and bytes that are no UTF-8 (a server writing
-    Latin-1), read as U+FFFD. ValueError if it is not JSON, or nests deeper than the parsers go."""
-    try:
-        return decode(data).value
-    except UnicodeDecodeError:
-        assert isinstance(data, bytes | bytearray)
-        return decode(bytes(data).decode("utf-8", "replace")).value
 
 
 def _without_lone_surrogates(value: Any) -> Decoded:

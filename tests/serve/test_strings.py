@@ -21,6 +21,8 @@ import httpx2
 import mcp_types as mt
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -95,7 +97,9 @@ class Wire:
     def read(self) -> tuple[bytes, dict[str, Any]]:
         """The next line and its message; a notification is kept in `notifications` too."""
         line = self.lines.get(timeout=HANG_SECONDS)  # queue.Empty: a hang
-        assert line, f"offprompt closed its output (exit status {self.process.wait(HANG_SECONDS)})"
+        if not line:
+            self.lines.put(line)  # the next read fails at once too
+            raise AssertionError(f"offprompt closed its output (exit status {self.process.wait(HANG_SECONDS)})")
         message = orjson.loads(line)  # raises on a lone surrogate, or bytes that are no UTF-8
         if "method" in message:
             self.notifications.append(message)
@@ -330,11 +334,10 @@ async def test_over_http_and_sse_every_downstream_string_reaches_the_client_as_u
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("http_served", ["http"], indirect=True)
 async def test_an_http_request_holding_a_lone_surrogate_is_refused_and_the_server_serves_on(
     http_served: Served,
 ) -> None:
-    if transport_of(http_served) == "sse":
-        pytest.skip("over SSE a POST is only accepted: its answer comes on the event stream")
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     line = b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}'
     async with httpx.AsyncClient(timeout=HANG_SECONDS) as http:
@@ -344,3 +347,55 @@ async def test_an_http_request_holding_a_lone_surrogate_is_refused_and_the_serve
     with anyio.fail_after(HANG_SECONDS):
         async with session_over("http", http_served.url) as session:
             assert not (await session.call_tool("memory_list", {})).is_error
+
+
+# -- a fuzz: any string, anywhere a downstream puts it ------------------------------------------------------------
+
+#: Pieces of hostile strings: any code point (lone surrogates and NUL among them), halves of a pair, long runs
+#: without white space, runs of NULs.
+_piece = (
+    st.text(st.characters(codec=None, categories=None), max_size=16)
+    | st.sampled_from(["\ud800", "\udfff", "\ud83d", "\ude00", "\x00", "\ufffd", "\\", '"'])
+    | st.integers(1, 3_000).map(lambda n: "z" * n)
+    | st.integers(1, 200).map(lambda n: "\x00" * n)
+)
+_hostile = st.lists(_piece, max_size=5).map("".join)
+_calls = st.fixed_dictionaries(
+    {
+        "server": st.sampled_from(["escaped", "raw", "vault"]),
+        "where": st.sampled_from(["result", "structured", "is_error", "error", "log", "progress"]),
+        "text": _hostile,
+        "depth": st.integers(0, 300),  # past what the SDK's models write (200)
+        "wire": st.sampled_from(["escaped", "raw", "latin1"]),
+    }
+)
+
+
+def leaked(message: dict[str, Any]) -> bool:
+    """Whether the planted key reached the client in clear."""
+    return AWS_KEY.encode() in orjson.dumps(message)
+
+
+def test_any_string_a_downstream_writes_leaves_the_server_serving_and_leaks_no_planted_secret(tmp_path: Path) -> None:
+    servers = {wire: {"command": sys.executable, "args": [RAW_STRINGS, wire]} for wire in WIRES}
+    servers["vault"] = {"command": sys.executable, "args": [RAW_STRINGS], "off_prompt": "always"}
+    config = tmp_path / "mcp.json"  # a low threshold: long strings are stored off the prompt, their outline shown
+    config.write_text(json.dumps({"offprompt": {"threshold_tokens": 1000}, "mcpServers": servers}))
+    client = Wire(tmp_path, config)
+    assert "result" in client.request("level", "logging/setLevel", {"level": "debug"}).answer
+    calls = iter(range(10**9))
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_calls)
+    def one(call: dict[str, Any]) -> None:
+        arguments = {"text": json.dumps(call["text"]), **{k: call[k] for k in ("where", "depth", "wire")}}
+        n = next(calls)
+        params = {"name": f"{call['server']}__emit", "arguments": arguments, "_meta": {"progressToken": n}}
+        answer = client.request(f"call-{n}", "tools/call", params).answer  # read strictly: UTF-8, no lone surrogate
+        assert ("result" in answer) != ("error" in answer), answer
+        assert not leaked(answer), answer
+        client.alive()
+
+    one()
+    assert [note for note in client.notifications if note["method"] == "notifications/progress"]
+    assert client.close() == 0

@@ -36,19 +36,28 @@ def send(message: dict[str, Any], wire: str = WIRE) -> None:
     sys.stdout.buffer.flush()
 
 
+def nested(text: str, depth: int) -> object:
+    """`{"s": text}` inside `depth` objects."""
+    value: object = {"s": text}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
 def emit(request_id: object, params: dict[str, Any]) -> None:
-    """Answer an `emit` call, writing the string where its arguments say."""
+    """Answer an `emit` call, writing the string where its arguments say (nested `depth` deep in an error's data,
+    a log's data, or the structured content)."""
     arguments = params.get("arguments") or {}
     given = json.loads(arguments.get("text", '""'))
     text = f"{given} {AWS_KEY} {given}"
-    where, wire = arguments.get("where", "result"), arguments.get("wire", WIRE)
+    where, wire, depth = arguments.get("where", "result"), arguments.get("wire", WIRE), int(arguments.get("depth", 1))
     token = (params.get("_meta") or {}).get("progressToken")
     if where == "error":
-        error = {"code": -32000, "message": text, "data": {"why": text}}
+        error = {"code": -32000, "message": text, "data": nested(text, depth)}
         send({"jsonrpc": "2.0", "id": request_id, "error": error}, wire)
         return
     if where == "log":
-        log = {"level": "error", "logger": text, "data": {"message": text}}
+        log = {"level": "error", "logger": text, "data": nested(text, depth)}
         send({"jsonrpc": "2.0", "method": "notifications/message", "params": log}, wire)
     if where == "progress" and token is not None:
         progress = {"progressToken": token, "progress": 1, "total": 2, "message": text}
@@ -57,10 +66,7 @@ def emit(request_id: object, params: dict[str, Any]) -> None:
     if where == "is_error":
         result["isError"] = True
     if where == "structured":
-        nested: object = {"s": text}
-        for _ in range(int(arguments.get("depth", 1))):
-            nested = {"a": nested}
-        result["structuredContent"] = nested
+        result["structuredContent"] = nested(text, depth)
     send({"jsonrpc": "2.0", "id": request_id, "result": result}, wire)
 
 
