@@ -18,7 +18,7 @@ from offprompt.serve.stdio import _model_line
 #: Any code point, lone surrogates (category Cs) included.
 _any_text = st.text(st.characters(codec=None, categories=None), max_size=12)
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers() | _any_text,
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | _any_text,  # orjson reads a bigger one as a float
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_any_text, inner, max_size=3),
     max_leaves=12,
 )

@@ -92,6 +92,31 @@ def _decode_standard(data: bytes | str) -> Decoded:
     return _without_lone_surrogates(value)
 
 
+#: A `\uXXXX` escape of a surrogate, with the even run of backslashes before it (escaped backslashes, not its own):
+#: a high one and a low one in a row are a pair (a character); either alone is lone.
+_SURROGATE_ESCAPE = re.compile(
+    rb"(?<!\\)((?:\\\\)*)(?:(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})|\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
+)
+
+
+def unicode_json(text: bytes) -> bytes:
+    """JSON text in any framing (a body, server-sent event lines; whole lines, so no escape is cut) with each lone
+    surrogate, escaped or as its bytes, and each byte that is no UTF-8, made U+FFFD; everything else kept, byte for
+    byte. For a parser that refuses them (pydantic's reads an HTTP server's answers) and loses the whole message."""
+    if not text.isascii():
+        try:
+            text.decode()
+        except UnicodeDecodeError:
+            try:
+                read = text.decode("utf-8", "surrogatepass")  # a surrogate's bytes: one U+FFFD, as `loads` reads it
+            except UnicodeDecodeError:
+                read = text.decode("utf-8", "replace")
+            text = _LONE_SURROGATE.sub("\ufffd", read).encode()
+    if b"\\u" not in text or _SURROGATE_ESCAPE.search(text) is None:
+        return text
+    return _SURROGATE_ESCAPE.sub(lambda m: m[0] if m[2] else m[1] + b"\\ufffd", text)
+
+
 def _without_lone_surrogates(value: Any) -> Decoded:
     """`value` with every lone surrogate in its strings and keys replaced, in place, outer levels first (so a
     message's own members are named before what nests in them)."""

@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from ..servers.raw_strings import AWS_KEY
-from ..serving import Served, offprompt_serving
+from ..serving import Served, offprompt_serving, serving
 from ..support import REPO, offprompt_command
 
 RAW_STRINGS = str(REPO / "tests" / "servers" / "raw_strings.py")
@@ -132,7 +132,12 @@ class Wire:
         assert "result" in listed.answer, listed.answer
 
     def close(self) -> int:
+        """Close stdin, read what offprompt writes until it exits (notifications kept), and its exit status."""
         self.stdin.close()
+        while line := self.lines.get(timeout=HANG_SECONDS):
+            if "method" in (message := orjson.loads(line)):
+                self.notifications.append(message)
+        self.lines.put(line)
         return self.process.wait(timeout=HANG_SECONDS)
 
 
@@ -258,6 +263,45 @@ def test_a_downstream_line_of_latin_1_bytes_reaches_the_client_as_u_fffd(stdio_c
     received = stdio_client.request("latin1", "tools/call", {"name": "escaped__emit", "arguments": arguments})
     assert received.answer["result"]["content"][0]["text"].startswith("caf\ufffd ")
     stdio_client.alive()
+
+
+# -- from a downstream over HTTP -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def behind_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
+    """A stdio client of offprompt, with the raw-strings servers behind it over streamable HTTP."""
+    directory = tmp_path_factory.mktemp("behind-http")
+    command = [sys.executable, RAW_STRINGS]
+    with (
+        serving([*command, "escaped", "http"], r"listening at (\S+)") as escaped,
+        serving([*command, "raw", "http"], r"listening at (\S+)") as raw,
+    ):
+        config = directory / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"escaped": {"url": escaped.url}, "raw": {"url": raw.url}}}))
+        client = Wire(directory, config)
+        assert "result" in client.request("level", "logging/setLevel", {"level": "debug"}).answer
+        yield client
+        assert client.close() == 0
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("where", ["result", "structured", "is_error", "error", "log", "progress"])
+def test_an_http_downstream_s_lone_surrogates_reach_the_client_as_u_fffd(
+    behind_http: Wire, wire: str, where: str
+) -> None:
+    # Before: the SDK's HTTP client refused the message, and the call waited out its timeout.
+    marker = f"-{where}-{wire}"
+    params = emit(wire, where, f"\udfff lone {marker}", _meta={"progressToken": f"p{marker}"})
+    received = behind_http.request(f"http{marker}", "tools/call", params)
+    answer = b"".join(received.lines)
+    if where in ("log", "progress"):
+        method = f"notifications/{'message' if where == 'log' else 'progress'}"
+        assert "\ufffd lone" in json.dumps(behind_http.notification(method, marker), ensure_ascii=False)
+    else:
+        assert "\ufffd lone".encode() in answer, answer[:500]
+        assert AWS_KEY.encode() not in answer
+    behind_http.alive()
 
 
 # -- over HTTP and SSE ---------------------------------------------------------------------------------------------
@@ -397,5 +441,6 @@ def test_any_string_a_downstream_writes_leaves_the_server_serving_and_leaks_no_p
         client.alive()
 
     one()
-    assert [note for note in client.notifications if note["method"] == "notifications/progress"]
     assert client.close() == 0
+    notifications = client.notifications  # every log and progress message the client read, the whole fuzz long
+    assert [note for note in notifications if note["method"] == "notifications/progress"]

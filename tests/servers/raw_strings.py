@@ -3,7 +3,10 @@ text, or structured content nested `depth` deep), its error (a JSON-RPC error, o
 message or a progress message sent before the result; and a fixed one in its resource (name, URI, contents) and
 its prompt (description, message).
 
-    python tests/servers/raw_strings.py [escaped|raw]
+    python tests/servers/raw_strings.py [escaped|raw] [http]
+
+Over stdio, or with `http` over streamable HTTP on a free port of 127.0.0.1 (it prints `listening at URL` on
+stderr), each answer a stream of server-sent events: a call's notifications, then its answer.
 
 It speaks JSON-RPC over stdio by hand, so it writes strings no SDK server can: lone surrogates, as JSON escapes
 (`"\\udfff"`, `escaped`) or as their bytes (b"\\xed\\xbf\\xbf", `raw`: no UTF-8), and raw bytes that are no UTF-8
@@ -21,19 +24,21 @@ AWS_KEY = "AKIAQX7Z3N5B2LMRTW4E"
 #: What the resource and the prompt hold: a lone low surrogate, then the key.
 LONE = f"\udfff lone {AWS_KEY}"
 WIRE = sys.argv[1] if len(sys.argv) > 1 else "escaped"
+HTTP = sys.argv[2:] == ["http"]
 PLACES = ("result", "structured", "is_error", "error", "log", "progress")
 sys.setrecursionlimit(10_000)  # structured content nested deep
 
 
-def send(message: dict[str, Any], wire: str = WIRE) -> None:
+Reply = tuple[dict[str, Any], str]
+"""A message this server writes, and how (`escaped`, `raw`, `latin1`)."""
+
+
+def encoded(message: dict[str, Any], wire: str) -> bytes:
     if wire == "raw":  # each surrogate as the three bytes UTF-8 would give it, were it a character
-        data = json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    elif wire == "latin1":  # what a server that writes bytes of another encoding sends
-        data = json.dumps(message, ensure_ascii=False).encode("latin-1", "replace")
-    else:
-        data = json.dumps(message).encode()
-    sys.stdout.buffer.write(data + b"\n")
-    sys.stdout.buffer.flush()
+        return json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    if wire == "latin1":  # what a server that writes bytes of another encoding sends
+        return json.dumps(message, ensure_ascii=False).encode("latin-1", "replace")
+    return json.dumps(message).encode()
 
 
 def nested(text: str, depth: int) -> object:
@@ -44,7 +49,7 @@ def nested(text: str, depth: int) -> object:
     return value
 
 
-def emit(request_id: object, params: dict[str, Any]) -> None:
+def emit(request_id: object, params: dict[str, Any]) -> list[Reply]:
     """Answer an `emit` call, writing the string where its arguments say (nested `depth` deep in an error's data,
     a log's data, or the structured content)."""
     arguments = params.get("arguments") or {}
@@ -54,20 +59,20 @@ def emit(request_id: object, params: dict[str, Any]) -> None:
     token = (params.get("_meta") or {}).get("progressToken")
     if where == "error":
         error = {"code": -32000, "message": text, "data": nested(text, depth)}
-        send({"jsonrpc": "2.0", "id": request_id, "error": error}, wire)
-        return
+        return [({"jsonrpc": "2.0", "id": request_id, "error": error}, wire)]
+    replies: list[Reply] = []
     if where == "log":
         log = {"level": "error", "logger": text, "data": nested(text, depth)}
-        send({"jsonrpc": "2.0", "method": "notifications/message", "params": log}, wire)
+        replies.append(({"jsonrpc": "2.0", "method": "notifications/message", "params": log}, wire))
     if where == "progress" and token is not None:
         progress = {"progressToken": token, "progress": 1, "total": 2, "message": text}
-        send({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress}, wire)
+        replies.append(({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress}, wire))
     result: dict[str, Any] = {"content": [{"type": "text", "text": text if where in ("result", "is_error") else where}]}
     if where == "is_error":
         result["isError"] = True
     if where == "structured":
         result["structuredContent"] = nested(text, depth)
-    send({"jsonrpc": "2.0", "id": request_id, "result": result}, wire)
+    return [*replies, ({"jsonrpc": "2.0", "id": request_id, "result": result}, wire)]
 
 
 def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
@@ -103,22 +108,54 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     return results.get(method)
 
 
-def serve() -> None:
+def replies(request: dict[str, Any]) -> list[Reply]:
+    """What this server writes for a message it reads: nothing for a notification."""
+    method, request_id = request.get("method"), request.get("id")
+    if request_id is None:
+        return []
+    params = request.get("params") or {}
+    if method == "tools/call":
+        return emit(request_id, params)
+    result = answer(str(method), params)
+    if result is None:
+        return [({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "no such method"}}, WIRE)]
+    return [({"jsonrpc": "2.0", "id": request_id, "result": result}, WIRE)]
+
+
+def serve_stdio() -> None:
     for line in sys.stdin.buffer:
-        request = json.loads(line)
-        method, request_id = request.get("method"), request.get("id")
-        if request_id is None:
-            continue
-        params = request.get("params") or {}
-        if method == "tools/call":
-            emit(request_id, params)
-            continue
-        result = answer(method, params)
-        if result is None:
-            send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "no such method"}})
-            continue
-        send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        for message, wire in replies(json.loads(line)):
+            sys.stdout.buffer.write(encoded(message, wire) + b"\n")
+            sys.stdout.buffer.flush()
+
+
+def serve_http() -> None:
+    import socket
+
+    import uvicorn
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        if request.method != "POST":
+            await Response(status_code=405)(scope, receive, send)  # no stream of its own to listen to
+            return
+        written = replies(json.loads(await request.body()))
+        if not written:
+            await Response(status_code=202)(scope, receive, send)
+            return
+        events = b"".join(b"event: message\ndata: " + encoded(m, wire) + b"\n\n" for m, wire in written)
+        await Response(events, media_type="text/event-stream")(scope, receive, send)
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    print(f"listening at http://127.0.0.1:{listener.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off")).run([listener])
 
 
 if __name__ == "__main__":
-    serve()
+    serve_http() if HTTP else serve_stdio()
