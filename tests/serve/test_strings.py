@@ -141,7 +141,7 @@ class Wire:
         return self.process.wait(timeout=HANG_SECONDS)
 
 
-# -- from a client ----------------------------------------------------------------------------------------------
+# -- from a client -----------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -195,7 +195,7 @@ def test_a_client_notification_holding_a_lone_surrogate_is_read_as_u_fffd(tmp_pa
     assert client.close() == 0
 
 
-# -- from a downstream, over stdio --------------------------------------------------------------------------------
+# -- from a downstream, over stdio -------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module", params=["fast lane", "SDK path"])
@@ -265,17 +265,17 @@ def test_a_downstream_line_of_latin_1_bytes_reaches_the_client_as_u_fffd(stdio_c
     stdio_client.alive()
 
 
-# -- from a downstream over HTTP -----------------------------------------------------------------------------------
+# -- from a downstream over HTTP or SSE --------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def behind_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
-    """A stdio client of offprompt, with the raw-strings servers behind it over streamable HTTP."""
-    directory = tmp_path_factory.mktemp("behind-http")
+@pytest.fixture(scope="module", params=["http", "sse"])
+def behind_http(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
+    """A stdio client of offprompt, with the raw-strings servers behind it over streamable HTTP or legacy SSE."""
+    directory = tmp_path_factory.mktemp(f"behind-{request.param}")
     command = [sys.executable, RAW_STRINGS]
     with (
-        serving([*command, "escaped", "http"], r"listening at (\S+)") as escaped,
-        serving([*command, "raw", "http"], r"listening at (\S+)") as raw,
+        serving([*command, "escaped", request.param], r"listening at (\S+)") as escaped,
+        serving([*command, "raw", request.param], r"listening at (\S+)") as raw,
     ):
         config = directory / "mcp.json"
         config.write_text(json.dumps({"mcpServers": {"escaped": {"url": escaped.url}, "raw": {"url": raw.url}}}))
@@ -290,7 +290,7 @@ def behind_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
 def test_an_http_downstream_s_lone_surrogates_reach_the_client_as_u_fffd(
     behind_http: Wire, wire: str, where: str
 ) -> None:
-    # Before: the SDK's HTTP client refused the message, and the call waited out its timeout.
+    # Before: the SDK's client refused the message: a result or error became -32700, a log or progress was lost.
     marker = f"-{where}-{wire}"
     params = emit(wire, where, f"\udfff lone {marker}", _meta={"progressToken": f"p{marker}"})
     received = behind_http.request(f"http{marker}", "tools/call", params)
@@ -304,7 +304,7 @@ def test_an_http_downstream_s_lone_surrogates_reach_the_client_as_u_fffd(
     behind_http.alive()
 
 
-# -- over HTTP and SSE ---------------------------------------------------------------------------------------------
+# -- over HTTP and SSE -------------------------------------------------------------------------------------------------
 
 
 @asynccontextmanager
@@ -393,7 +393,7 @@ async def test_an_http_request_holding_a_lone_surrogate_is_refused_and_the_serve
             assert not (await session.call_tool("memory_list", {})).is_error
 
 
-# -- a fuzz: any string, anywhere a downstream puts it ------------------------------------------------------------
+# -- a fuzz: any string, anywhere a downstream puts it -----------------------------------------------------------------
 
 #: Pieces of hostile strings: any code point (lone surrogates and NUL among them), halves of a pair, long runs
 #: without white space, runs of NULs.

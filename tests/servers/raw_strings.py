@@ -3,10 +3,10 @@ text, or structured content nested `depth` deep), its error (a JSON-RPC error, o
 message or a progress message sent before the result; and a fixed one in its resource (name, URI, contents) and
 its prompt (description, message).
 
-    python tests/servers/raw_strings.py [escaped|raw] [http]
+    python tests/servers/raw_strings.py [escaped|raw] [stdio|http|sse]
 
-Over stdio, or with `http` over streamable HTTP on a free port of 127.0.0.1 (it prints `listening at URL` on
-stderr), each answer a stream of server-sent events: a call's notifications, then its answer.
+Over stdio, or on a free port of 127.0.0.1 (it prints `listening at URL` on stderr) over streamable HTTP, each
+answer a stream of server-sent events (a call's notifications, then its answer), or over the legacy SSE transport.
 
 It speaks JSON-RPC over stdio by hand, so it writes strings no SDK server can: lone surrogates, as JSON escapes
 (`"\\udfff"`, `escaped`) or as their bytes (b"\\xed\\xbf\\xbf", `raw`: no UTF-8), and raw bytes that are no UTF-8
@@ -24,7 +24,7 @@ AWS_KEY = "AKIAQX7Z3N5B2LMRTW4E"
 #: What the resource and the prompt hold: a lone low surrogate, then the key.
 LONE = f"\udfff lone {AWS_KEY}"
 WIRE = sys.argv[1] if len(sys.argv) > 1 else "escaped"
-HTTP = sys.argv[2:] == ["http"]
+TRANSPORT = sys.argv[2] if len(sys.argv) > 2 else "stdio"
 PLACES = ("result", "structured", "is_error", "error", "log", "progress")
 sys.setrecursionlimit(10_000)  # structured content nested deep
 
@@ -129,33 +129,52 @@ def serve_stdio() -> None:
             sys.stdout.buffer.flush()
 
 
-def serve_http() -> None:
+def serve_http(legacy_sse: bool) -> None:
+    """Streamable HTTP at /mcp: each POST answered by a stream of events. Or (`legacy_sse`) the SSE transport of
+    2024-11-05: GET /sse is the one event stream, which names the URL to POST to; answers come on the stream."""
+    import asyncio
     import socket
 
     import uvicorn
     from starlette.requests import Request
-    from starlette.responses import Response
+    from starlette.responses import Response, StreamingResponse
+
+    stream: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def event(name: str, data: bytes) -> bytes:
+        return f"event: {name}\ndata: ".encode() + data + b"\n\n"
+
+    async def events() -> Any:
+        yield event("endpoint", b"/messages")
+        while True:
+            yield await stream.get()
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
         request = Request(scope, receive)
-        if request.method != "POST":
-            await Response(status_code=405)(scope, receive, send)  # no stream of its own to listen to
-            return
-        written = replies(json.loads(await request.body()))
-        if not written:
-            await Response(status_code=202)(scope, receive, send)
-            return
-        events = b"".join(b"event: message\ndata: " + encoded(m, wire) + b"\n\n" for m, wire in written)
-        await Response(events, media_type="text/event-stream")(scope, receive, send)
+        response: Response
+        if legacy_sse and request.method == "GET":
+            response = StreamingResponse(events(), media_type="text/event-stream")
+        elif request.method != "POST":
+            response = Response(status_code=405)  # no stream of its own to listen to
+        else:
+            written = [event("message", encoded(m, wire)) for m, wire in replies(json.loads(await request.body()))]
+            if legacy_sse or not written:
+                for one in written if legacy_sse else []:
+                    stream.put_nowait(one)
+                response = Response(status_code=202)
+            else:
+                response = Response(b"".join(written), media_type="text/event-stream")
+        await response(scope, receive, send)
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
-    print(f"listening at http://127.0.0.1:{listener.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
+    path = "sse" if legacy_sse else "mcp"
+    print(f"listening at http://127.0.0.1:{listener.getsockname()[1]}/{path}", file=sys.stderr, flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off")).run([listener])
 
 
 if __name__ == "__main__":
-    serve_http() if HTTP else serve_stdio()
+    serve_http(TRANSPORT == "sse") if TRANSPORT in ("http", "sse") else serve_stdio()
