@@ -98,13 +98,14 @@ class Line:
 
 
 def test_malformed_calls_get_answers_and_the_server_stays_up(tmp_path: Path) -> None:
-    line = Line(tmp_path, call_timeout_seconds=5)  # the SDK server behind never answers a lone surrogate
+    line = Line(tmp_path, call_timeout_seconds=5)
     assert line.call(1, "counter__echo", {"text": "x"}, _meta="not an object")["id"] == 1
     line.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": [1]})
     line.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}})
     assert line.call(2, "counter__echo", ["not", "an", "object"])["id"] == 2
     surrogate = line.call(3, "counter__echo", {"text": "\ud800 lone"})
     assert surrogate["id"] == 3
+    assert surrogate["error"]["code"] == -32602  # no Unicode text: refused, where it once waited out the timeout
     ok = line.call(4, "counter__echo", {"text": "still here"})
     assert ok["result"]["content"][0]["text"] == "still here"
     assert line.close() == 0

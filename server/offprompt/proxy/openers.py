@@ -172,14 +172,13 @@ def _child_env(extra: Mapping[str, str]) -> dict[str, str]:
 
 
 def _http_transport(config: HttpServer) -> AbstractAsyncContextManager[Any]:
+    from offprompt.proxy.http_text import unicode_client  # its answers read as Unicode text, lone surrogates too
+
     if config.transport == "sse":
         from mcp.client.sse import sse_client
 
-        return sse_client(str(config.url), headers=dict(config.headers))
-    import httpx2
+        return sse_client(str(config.url), headers=dict(config.headers), httpx_client_factory=unicode_client)
     from mcp.client.streamable_http import streamable_http_client
 
-    # The SDK's way to send headers is a client of one's own; these are its default timeouts (30 s, and 300 s to
-    # read: a server may hold a response stream open), as its private `create_mcp_http_client` sets them.
-    client = httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0))
-    return streamable_http_client(str(config.url), http_client=client)
+    # The SDK's way to send headers is a client of one's own.
+    return streamable_http_client(str(config.url), http_client=unicode_client(dict(config.headers)))

@@ -20,8 +20,9 @@ from anyio.abc import TaskGroup
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from pydantic_core import PydanticSerializationError
 
-from offprompt.jsonrpc import MAX_LINE_BYTES, PARSE_ERROR, dumps, invalid_request, loads
+from offprompt.jsonrpc import MAX_LINE_BYTES, PARSE_ERROR, decode, dumps, invalid_request
 from offprompt.serve.client_channels import StdioClient
 from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
 from offprompt.serve.prelude import FrontCache, Handoff
@@ -39,6 +40,15 @@ OWN_DRAIN_SECONDS = 5.0
 
 def _dumps(message: dict[str, Any]) -> bytes:
     return dumps(message) + b"\n"
+
+
+def _model_line(message: mt.JSONRPCMessage) -> bytes:
+    """The SDK's message as a line; a lone surrogate in it (which pydantic cannot write) becomes U+FFFD."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+    except PydanticSerializationError:
+        # Its params or result are plain JSON values (a dict), which `dumps` writes with U+FFFD for each.
+        return _dumps(message.model_dump(by_alias=True, exclude_unset=True))
 
 
 def _is_pipe_like(fd: int) -> bool:
@@ -207,7 +217,7 @@ class _Connection:
                         continue
                 if isinstance(root, mt.JSONRPCError) and root.id is not None and self.front.refused(root.id):
                     continue  # the prelude answered it: the client has its one answer
-                await self.write(root.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
+                await self.write(_model_line(root))
 
     async def proxied_answered(self) -> None:
         """Until every proxied call read so far has its answer (the fast lane's, and those waiting to be routed)."""
@@ -270,11 +280,12 @@ class _Connection:
             if not line.strip():
                 continue
             try:
-                message = loads(line)
+                decoded = decode(line)
             except ValueError as exc:
                 await self.parse_error(str(exc))
                 continue
-            if (refusal := invalid_request(message)) is not None:
+            message = decoded.value  # its lone surrogates U+FFFD, and where they were in `replaced`
+            if (refusal := invalid_request(message, decoded.replaced)) is not None:
                 await self.write(refusal)  # JSON-RPC's -32600: the SDK would drop it without an answer
                 continue
             if (
