@@ -360,11 +360,12 @@ def _gc(args: argparse.Namespace, settings: MemorySettings) -> int:
 
 
 def _reindex(args: argparse.Namespace, settings: MemorySettings) -> int:
-    """Drop the word and vector indexes and build them again from the raw texts, with progress."""
+    """Drop the word and vector indexes and the records, and build them again from the raw texts, with progress."""
     directory = settings.directory
     with _locked(settings, args.wait):
         text = directory / "text"
-        for path in [*text.glob("lexical.sqlite3*"), *text.glob("raw/*/*.embedded"), text / "deleted.txt"]:
+        derived = [*text.glob("raw/*/*.embedded"), *text.glob("raw/*/*.records"), *text.glob("raw/*/*.records.json")]
+        for path in [*text.glob("lexical.sqlite3*"), *derived, text / "deleted.txt"]:
             path.unlink(missing_ok=True)
         for chroma in (directory / "chroma", text / "chroma"):
             shutil.rmtree(chroma, ignore_errors=True)

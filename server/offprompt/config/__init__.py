@@ -181,6 +181,8 @@ class OffpromptSettings(BaseModel):
     indexer: bool = True
     #: A shared memory's local copies of the texts it read, at most (least recently read go first).
     cache_bytes: int = Field(default=512 * 1024**2, gt=0)
+    #: The records of one text (a table's, a log's rows for memory_select) take at most this many bytes of JSON.
+    records_max_bytes: int = Field(default=64 * 1024**2, gt=0)
     #: A shared memory's secrets table is kept in its database, sealed with this key (at least 32 characters,
     #: the same on every server, e.g. "${env:OFFPROMPT_SECRETS_KEY}"): a handle one server gives, any resolves.
     secrets_key: str | None = Field(default=None, repr=False, min_length=32)

@@ -54,6 +54,8 @@ from offprompt.memory.dirlock import DirectoryLock
 from offprompt.memory.outline import Entry, LineIndex, passages
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.outline.passages import Passage
+from offprompt.memory.records import MAX_BYTES as RECORDS_MAX_BYTES
+from offprompt.memory.records import Summary
 from offprompt.memory.select import Selection, SelectLimits, Selector, Source
 from offprompt.memory.storage import BackendChoice, EmbeddingSpec, drop_vectors, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
@@ -123,6 +125,8 @@ class MemorySettings:
     max_bytes: int | None = 2 * 1024**3
     #: The embedding function that builds the memory's vectors; the bundled offline MiniLM by default.
     embedding: EmbeddingSpec = field(default_factory=EmbeddingSpec)
+    #: The records of one text (a table's, a log's) take at most this many bytes of JSON, else are not kept.
+    records_max_bytes: int = RECORDS_MAX_BYTES
 
     @property
     def directory(self) -> Path:
@@ -583,8 +587,9 @@ class TaskMemory:
         owner: str | None = None,
         joined: Sequence[str] = (),
     ) -> Selection:
-        """The jq `expression` over the JSON of `item` of `namespace`; each namespace in `joined` is bound to
-        `$ns_<namespace>` and `$ns[i]` (its first JSON item, else item 0)."""
+        """The jq `expression` over the JSON of `item` of `namespace` (a text that is a table or a log: over its
+        records, an array); each namespace in `joined` is bound to `$ns_<namespace>` and `$ns[i]` (its first JSON
+        item, else item 0)."""
         sources = [self._json_source(self.get(namespace, owner), item)]
         for other in joined:
             record = self.get(other, owner)
@@ -603,10 +608,48 @@ class TaskMemory:
                 f"structuredContent, JSON resources and JSON Lines.{where} Load this item with memory_load."
             )
 
+        if found.kind == "text" and DUPLICATE_OF not in found.meta and BINARY not in found.meta:
+            records = self._records_source(record.namespace, item, label)
+            if records is not None:
+                return records
+
         def read() -> bytes:
             return self.storages[TextArtifact].load(record.namespace, item)
 
         return Source(key=f"{record.namespace}/{item}", kind=found.kind, label=label, read=read, hint=where)
+
+    def _records_source(self, namespace: str, item: int, label: str) -> Source | None:
+        """A text that is a table or a stream of records is selected over its records (made now if the indexer
+        has not made them yet); None for other text."""
+        summary = self.text.records(namespace, item)
+        if summary is None:
+            return None
+        if summary.skipped:
+            raise InvalidArgumentError(
+                f"{label} has {summary.count:,} {summary.what}, not kept: {summary.skipped}. "
+                "Read it with memory_load or memory_grep."
+            )
+
+        def read() -> bytes:
+            data = self.text.records_data(namespace, item)
+            if data is None:
+                raise NotFoundError(f"the records of {label} are gone (it was deleted meanwhile)")
+            return data
+
+        return Source(key=f"{namespace}/{item}/records", kind="json", label=f"the records of {label}", read=read)
+
+    def records_made(self, records: Sequence[NamespaceRecord]) -> dict[str, list[tuple[int, Summary]]]:
+        """The records each namespace's texts have so far, by item (not made here: a listing reads what is)."""
+        found: dict[str, list[tuple[int, Summary]]] = {}
+        for record in records:
+            for item in record.items:
+                if item.kind != "text" or DUPLICATE_OF in item.meta or BINARY in item.meta:
+                    continue
+                with contextlib.suppress(NotFoundError):
+                    summary = self.text.records(record.namespace, item.item, make=False)
+                    if summary is not None:
+                        found.setdefault(record.namespace, []).append((item.item, summary))
+        return found
 
     def window_within(
         self, namespace: str, item: int, offset: int, max_tokens: int, max_bytes: int, owner: str | None = None
@@ -876,6 +919,7 @@ def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing
         embed=settings.indexer,
         cache_bytes=settings.cache_bytes,
         secrets_key=settings.secrets_key,
+        records_max_bytes=settings.records_max_bytes,
     )
 
 
