@@ -60,7 +60,7 @@ from offprompt.memory.select import Selection, SelectLimits, Selector, Source
 from offprompt.memory.storage import BackendChoice, EmbeddingSpec, drop_vectors, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 from offprompt.memory.storage.files import secure_and_sweep
-from offprompt.memory.storage.fusion import reciprocal_rank_fusion
+from offprompt.memory.storage.fusion import LEXICAL_FIRST_WITHIN, kept_within, reciprocal_rank_fusion
 from offprompt.memory.usage import Usage
 from offprompt.secrets import VAULT_FILE
 from offprompt.secrets.vault import SecretStore, SecretVault
@@ -706,12 +706,14 @@ class TaskMemory:
         phrasings = list(dict.fromkeys(q for q in (query, *queries) if q.strip())) or [query]
         if len(phrasings) == 1:
             ranking = self.text.query(phrasings[0], scope, top_k, mode, wait=wait)
-            hits, by_words = self._with_lines(ranking.hits), ranking.by_words
+            hits, by_words, words_first = self._with_lines(ranking.hits), ranking.by_words, ranking.lexical_first
         else:
             # Each ranking goes deeper than top_k, so that a chunk second-best for every phrasing still counts.
             depth = max(2 * top_k, FUSION_DEPTH)
             rankings = [self.text.query(q, scope, depth, mode, wait=wait) for q in phrasings]
-            hits = self._with_lines(reciprocal_rank_fusion([r.hits for r in rankings], top_k))
+            words_first = rankings[0].lexical_first  # the question's own words, as the model wrote it
+            fused = reciprocal_rank_fusion([r.hits for r in rankings], top_k)
+            hits = self._with_lines(kept_within(fused, words_first if top_k >= LEXICAL_FIRST_WITHIN else None))
             by_words = next((r.by_words for r in rankings if r.by_words), "")
 
         def in_scope(names: set[str]) -> list[str]:
@@ -725,7 +727,8 @@ class TaskMemory:
             # text is ranked on the spot by its words, so a question right after a store always gets passages.
             spot = self._on_the_spot(" ".join(phrasings), [*unchunked, *missed], top_k)
             if spot:
-                hits = self._with_lines(reciprocal_rank_fusion([hits, spot], top_k) if hits else spot[:top_k])
+                fused = reciprocal_rank_fusion([hits, spot], top_k) if hits else spot[:top_k]
+                hits = self._with_lines(kept_within(fused, words_first if top_k >= LEXICAL_FIRST_WITHIN else None))
         return Answer(hits, in_scope(self.text.pending(mode)), by_words, unchunked)
 
     def _on_the_spot(self, query: str, namespaces: Sequence[str], top_k: int) -> list[Hit]:

@@ -78,6 +78,8 @@ class Ranking:
     #: Why the chunks are ranked by their words only though meaning was asked for (the dense index or its
     #: embedding function unreachable); "" when they are ranked as asked.
     by_words: str = ""
+    #: A hybrid ranking's best chunk by words alone (BM25's first), which `hits` keep among their first five.
+    lexical_first: Hit | None = None
 
 
 @dataclass(frozen=True, slots=True)
