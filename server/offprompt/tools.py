@@ -564,8 +564,9 @@ TOOLS: dict[str, MemoryTool] = {
         ),
         MemoryTool(
             "memory_select",
-            "Run jq over a stored JSON output (JSON Lines as one array, like jq -s): compact JSON, one output a "
-            "line. Count, filter or pick fields without reading it all.",
+            "Run jq over a stored JSON output (JSON Lines as one array, like jq -s), or over the records of a table "
+            "or log (as its outline says): compact JSON, one output a line. Count, filter or pick fields without "
+            "reading it all.",
             SelectArgs,
             memory_select,
         ),

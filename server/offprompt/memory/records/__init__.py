@@ -17,14 +17,13 @@ from typing import Any, Final
 
 import orjson
 
-from offprompt.memory.chunking.detect import detect as shape_of
 from offprompt.memory.records.base import Record, RecordReader, Value
 from offprompt.memory.records.registry import READERS
 
 __all__ = ["MAX_BYTES", "READERS", "Record", "RecordReader", "Summary", "Value", "detect", "make", "preview"]
 
 #: The head of a text its kind is told from.
-SNIFF_CHARS: Final = 64 * 1024
+SNIFF_CHARS: Final = 16 * 1024
 #: Records of one item take at most this many bytes of JSON; past it they are not kept (and the reason is said).
 MAX_BYTES: Final = 64 * 1024**2
 #: Fields named in a summary, at most.
@@ -67,7 +66,7 @@ class Summary:
 def detect(text: str, kind: str = "text") -> RecordReader | None:
     """The reader for this text's syntax, if it is a table or a stream of records (JSON is selected as it is)."""
     head = _head(text)
-    if kind == "json" or not head.strip() or shape_of(head if len(head) < len(text) else text, kind) == "json":
+    if kind == "json" or not head.strip() or _is_json(text):
         return None
     lines = head.split("\n")
     return next((reader for reader in READERS if reader.fits(lines)), None)
@@ -84,7 +83,9 @@ def preview(text: str, kind: str = "text") -> Summary | None:
     if not records:
         return None
     whole = len(head) == len(text)
-    count = len(records) if whole else max(len(records), round(len(records) * len(text) / max(len(head), 1)))
+    # Records follow lines more closely than bytes (a table's later rows are longer: bigger numbers, longer ids).
+    lines = (text.count("\n") + 1, head.count("\n") + 1)
+    count = len(records) if whole else max(len(records), round(len(records) * lines[0] / lines[1]))
     return _summary(reader, records, count, estimated=not whole)
 
 
@@ -103,6 +104,22 @@ def make(text: str, kind: str = "text", max_bytes: int = MAX_BYTES) -> tuple[Sum
         skipped = f"their JSON would take {len(data):,} bytes, over the cap of {max_bytes:,} bytes for one text"
         return replace(summary, skipped=skipped), None
     return summary, data
+
+
+def _is_json(text: str) -> bool:
+    """JSON text (or JSON Lines) that jq reads as it is."""
+    stripped = text.lstrip()
+    if stripped[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(stripped)
+    except ValueError:
+        first = stripped.split("\n", 1)[0]
+        try:
+            json.loads(first)  # JSON Lines: memory_select reads them as one array already
+        except ValueError:
+            return False
+    return True
 
 
 def _head(text: str) -> str:
