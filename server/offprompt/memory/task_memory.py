@@ -62,6 +62,7 @@ from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, T
 from offprompt.memory.storage.files import secure_and_sweep
 from offprompt.memory.storage.fusion import LEXICAL_FIRST_WITHIN, kept_within, reciprocal_rank_fusion
 from offprompt.memory.usage import Usage
+from offprompt.niceness import BACKGROUND, set_background
 from offprompt.secrets import VAULT_FILE
 from offprompt.secrets.vault import SecretStore, SecretVault
 
@@ -127,6 +128,8 @@ class MemorySettings:
     embedding: EmbeddingSpec = field(default_factory=EmbeddingSpec)
     #: The records of one text (a table's, a log's) take at most this many bytes of JSON, else are not kept.
     records_max_bytes: int = RECORDS_MAX_BYTES
+    #: How far below the process's priority the embedder's threads run (set as the memory opens).
+    embedder_niceness: int = BACKGROUND
 
     @property
     def directory(self) -> Path:
@@ -321,6 +324,7 @@ class TaskMemory:
         """Open (or create) the memory in its directory, taking the directory's lock; with `tidy`, drop orphans
         and expired namespaces at once (`offprompt memory gc` does it itself, to report what it drops); with
         `resume_indexing`, index in the background what an earlier process left unindexed."""
+        set_background(settings.embedder_niceness)  # before any embedder thread starts: each lowers itself once
         parts = open_memory_parts(_choice(settings, resume_indexing=resume_indexing))
         try:
             memory = cls(

@@ -17,7 +17,8 @@ Layout under `root`: raw/{namespace}/{item}.txt .idx (uint32 token offsets)
 .lines (uint32 line starts, then the size) .json (kind, hint) .outline.json (the outline, made at store
 time when the reference shows it, else by the chunker or the first read of it) .records and .records.json (a
 table's or a log's records and their summary, made by the chunker or the first memory_select) .embedded (marker);
-lexical.sqlite3; chroma/ for a persistent collection; deleted.txt (namespaces to drop from Chroma when it
+.embedding (the chunks embedded so far, while it is being embedded); lexical.sqlite3; chroma/ for a persistent
+collection; deleted.txt (namespaces to drop from Chroma when it
 opens).
 """
 
@@ -205,8 +206,7 @@ class IndexedTextStorage:
                 continue
             state.chunked_items += 1
             state.chunks += count
-            if sidecar.with_suffix(".embedded").exists():
-                state.embedded_chunks += count
+            state.embedded_chunks += count if sidecar.with_suffix(".embedded").exists() else _embedded_so_far(sidecar)
         return states
 
     def backlog(self) -> tuple[int, int]:
@@ -456,8 +456,10 @@ class IndexedTextStorage:
         except FileNotFoundError:
             return None  # deleted before its turn
         records = self._lexical.chunks(job.namespace, job.item)
+        progress = self._path(job.namespace, job.item, ".embedding")
         if not job.fresh and job.done == 0:
             self._dense.delete_item(job.namespace, job.item)  # vectors of an earlier run or chunking
+            progress.unlink(missing_ok=True)
         stop = min(job.done + EMBED_SLICE, len(records))
         for first in range(job.done, stop, EMBED_BATCH):
             self._let_the_chunker_go_first()
@@ -473,11 +475,14 @@ class IndexedTextStorage:
                 if not self._path(job.namespace, job.item, ".txt").exists():
                     return None
                 self._dense.upsert(batch, documents, vectors)
+                # How far it got, batch by batch: `memory ls` and `reindex` count a long text's chunks as they go.
+                write_atomically(progress, str(first + len(batch)).encode())
         if stop < len(records):
             return replace(job, done=stop)
         with self._write_lock:
             if self._path(job.namespace, job.item, ".txt").exists():
                 write_atomically(self._path(job.namespace, job.item, ".embedded"), b"")
+                progress.unlink(missing_ok=True)
         return None
 
 
@@ -492,6 +497,14 @@ def _stop_indexing_at_exit() -> None:
     # embedder finish the batch it is on first.
     for storage in list(_INDEXING):
         storage.stop_indexing(timeout=30)
+
+
+def _embedded_so_far(sidecar: Path) -> int:
+    """Chunks of a text being embedded that are in the dense index already (its `.embedding` file)."""
+    try:
+        return int(sidecar.with_suffix(".embedding").read_bytes() or 0)
+    except (FileNotFoundError, ValueError):
+        return 0
 
 
 def _at(job: IndexJob) -> tuple[int, str]:
