@@ -104,6 +104,18 @@ async def test_the_reference_says_records_exist_with_a_line_that_runs(memory: Ta
     assert meta(listed)["namespaces"][0]["records"][0]["count"] == 3
 
 
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
+def test_the_outlines_example_line_runs_on_each_kind(memory: TaskMemory, name: str) -> None:
+    namespace = stored(memory, name)
+    first = memory.outline(namespace)[0]
+    assert first.kind == "records"
+    example = re.search(r"expression '([^']+)'", first.title)
+    assert example is not None
+    answer = selected(memory, namespace, example[1])
+    assert answer
+    assert answer != [None]
+
+
 def test_a_big_log_is_counted_about_in_the_reference_and_exactly_once_made(memory: TaskMemory) -> None:
     lines = [
         f"2026-11-30 08:{i // 60 % 60:02d}:{i % 60:02d} {'ERROR' if i % 7 == 0 else 'INFO'} job {i} done"

@@ -29,7 +29,7 @@ MAX_BYTES: Final = 64 * 1024**2
 #: Fields named in a summary, at most.
 SHOWN_FIELDS: Final = 16
 #: A categorical field counted in the example, in this order of preference.
-_GROUPS: Final = ("outcome", "level", "status", "STATUS", "state", "type")
+_GROUPS: Final = ("outcome", "level", "status", "STATUS", "state", "type", "template")
 
 
 @dataclass(frozen=True, slots=True)
