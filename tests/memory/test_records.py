@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +178,50 @@ def test_reindex_makes_the_records_again(tmp_path: Path, capfd: pytest.CaptureFi
     code, _, err = run(capfd, "memory", "reindex", "--data-dir", str(settings.data_dir), "--memory-name", "re")
     assert code == 0, err
     assert json.loads(path.read_bytes()) == made[0]
+
+
+def test_real_git_log_stat_ls_and_pytest_outputs(memory: TaskMemory, tmp_path: Path) -> None:
+    """The tools' own output, made here: the commit that touched the most files, the biggest file, the tests that
+    failed."""
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
+        ).stdout
+
+    git("init", "-q")
+    for n, files in enumerate([1, 9, 10, 2]):  # 10 above 9: numbers as numbers
+        for k in range(files):
+            (repo / f"f{n}_{k}.txt").write_text("x\n" * (k + 1))
+        git("add", ".")
+        git("commit", "-q", "-m", f"change {n} of {files} files")
+    log = stored_text(memory, git("log", "--stat"))
+    assert selected(memory, log, "max_by(.files_changed) | .subject") == ["change 2 of 10 files"]
+
+    (repo / "big.bin").write_bytes(b"\0" * 123_456)
+    listing = subprocess.run(["ls", "-l", str(repo)], capture_output=True, text=True, check=True).stdout
+    ls = stored_text(memory, listing)
+    assert selected(memory, ls, "max_by(.size) | [.name, .size]") == [["big.bin", 123_456]]
+
+    (tmp_path / "test_sample.py").write_text(
+        "import pytest\n\ndef test_one():\n    assert 1\n\ndef test_two():\n    assert 1 == 2, 'two is not one'\n\n"
+        "@pytest.mark.parametrize('n', [1, 2, 3])\ndef test_many(n):\n    assert n != 2\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout
+    tests = stored_text(memory, run)
+    counts = "group_by(.outcome) | map({(.[0].outcome): length}) | add"
+    assert selected(memory, tests, counts) == [{"passed": 3, "failed": 2}]
+    failed = selected(memory, tests, '[.[] | select(.outcome == "failed") | .test | split("::")[1]]')
+    assert failed == [["test_two", "test_many[2]"]]
+
+
+def stored_text(memory: TaskMemory, text: str) -> str:
+    return memory.store([TextArtifact(value=text)], tool="t.run").namespace
