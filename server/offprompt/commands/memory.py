@@ -33,8 +33,9 @@ from offprompt.memory.task_memory import MemorySettings, TaskMemory
 #: `gc` and `reindex` print a progress line every this many items.
 PROGRESS_EVERY = 25
 _WAIT_POLL_SECONDS = 0.5
-#: How often `reindex` reads how far indexing got (a read of every item's files and of the lexical index).
-_REINDEX_POLL_SECONDS = 0.5
+#: How often `reindex` reads how far indexing got: a read of every item's files and of the lexical index, which
+#: takes the embedder's CPU on a memory of many items.
+_REINDEX_POLL_SECONDS = 1.0
 _T = TypeVar("_T")
 
 
