@@ -36,6 +36,8 @@ _WAIT_POLL_SECONDS = 0.5
 #: How often `reindex` reads how far indexing got: a read of every item's files and of the lexical index, which
 #: takes the embedder's CPU on a memory of many items.
 _REINDEX_POLL_SECONDS = 1.0
+#: After this long without a batch, `reindex` says why it may be slow.
+_REINDEX_QUIET_SECONDS = 60.0
 _T = TypeVar("_T")
 
 
@@ -393,6 +395,7 @@ def _reindexed(memory: TaskMemory) -> dict[str, IndexState]:
     """Wait for the indexers, saying how far they got whenever it changed: items chunked, then chunks embedded,
     counted from disk batch by batch (a long text's chunks count as they go, not when its last one is in)."""
     last: tuple[int, int, int] | None = None
+    changed = time.monotonic()
     while True:
         _, to_embed = memory.text.backlog()
         states = memory.text.index_state()
@@ -408,10 +411,25 @@ def _reindexed(memory: TaskMemory) -> dict[str, IndexState]:
                 file=sys.stderr,
                 flush=True,
             )
-            last = now
+            last, changed = now, time.monotonic()
+        elif time.monotonic() - changed >= _REINDEX_QUIET_SECONDS:
+            _say_why_quiet()
+            changed = time.monotonic()
         if to_embed == 0:
             return states
         time.sleep(_REINDEX_POLL_SECONDS)
+
+
+def _say_why_quiet() -> None:
+    """No batch in a while: on a busy machine the niced embedder gets little CPU; say so, and what to set."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    print(
+        f"reindex: no batch embedded in the last {_REINDEX_QUIET_SECONDS:g} s (load {load:.1f} on {cores} cores): "
+        "the embedder runs below other work; `embedder_niceness: 0` in the config's offprompt block gives it an "
+        "equal share",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 # -- every memory ----------------------------------------------------------------
