@@ -134,10 +134,7 @@ class TextSearch:
         hits = [_hit(c) for c in best]
         if mode != "hybrid":
             return Ranking(hits, by_words=unavailable)
-        # What words alone rank first stays in sight: fusion may rank it low (few words, none alike in meaning),
-        # and it is often the very line asked for (an option's name, a definition).
-        words_first = max(found, key=lambda c: c.scores.get("lexical", 0.0), default=None)
-        kept = _hit(words_first) if words_first is not None and words_first.scores.get("lexical", 0.0) > 0 else None
+        kept = _words_first(found)
         if top_k >= LEXICAL_FIRST_WITHIN:  # fewer asked for: the fused best, as asked
             hits = kept_within(hits, kept)
         return Ranking(hits, by_words=unavailable, lexical_first=kept)
@@ -176,6 +173,13 @@ class TextSearch:
             c.scores.setdefault("lexical", lexical.get(c.record.id, 0.0))
             if c.record.id in dense:
                 c.scores["dense"] = dense[c.record.id]
+
+
+def _words_first(found: Sequence[Candidate]) -> Hit | None:
+    """The candidate BM25 ranks first, which stays in sight: fusion may rank it low (few words, none alike in
+    meaning), and it is often the very line asked for (an option's name, a definition)."""
+    best = max(found, key=lambda c: c.scores.get("lexical", 0.0), default=None)
+    return _hit(best) if best is not None and best.scores.get("lexical", 0.0) > 0 else None
 
 
 def _hit(c: Candidate) -> Hit:
