@@ -135,6 +135,17 @@ async def test_a_stored_json_fills_an_object_argument_and_a_selection_picks_a_pa
         assert len(recorded(tmp_path, "raw")) == calls
 
 
+async def test_a_selection_of_a_stored_table_picks_from_its_records(proxied: Any, tmp_path: Path) -> None:
+    """A CSV text's `select=` runs over its rows as records, typed (sizes as numbers), like memory_select."""
+    table = "name,size_kb\n" + "libc6,12986\nopenjdk-17-jdk,9\ngit,41437\ncurl,500\n" * 60
+    async with proxied() as client:
+        token = await stored(client, "rec__echo", text=table)
+        big = token.replace("⟧", " select=[.[] | select(.size_kb > 1000) | .name] | unique⟧")
+        answer = await client.call_tool("raw__post", {"body": big})
+        assert not answer.is_error, text_of(answer)
+        assert recorded(tmp_path, "raw")[-1] == {"body": ["git", "libc6"]}
+
+
 async def test_a_stored_image_goes_only_where_the_schema_asks_for_base64(proxied: Any, tmp_path: Path) -> None:
     async with proxied() as client:
         token = await stored(client, "rec__picture", size=5000)

@@ -29,6 +29,7 @@ from offprompt.memory.catalog import Flow, NamespaceRecord
 from offprompt.memory.outline import Entry
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.outline.passages import terms as passage_terms
+from offprompt.memory.records import Summary
 from offprompt.memory.select import page
 from offprompt.memory.storage.base import Hit, SearchMode
 from offprompt.memory.task_memory import URI_SCHEME, TaskMemory, memory_token
@@ -502,12 +503,17 @@ MAX_FLOWS_SHOWN = 5
 
 
 async def memory_list(memory: TaskMemory, args: ListArgs, owner: str | None) -> mt.CallToolResult:
-    records, flows = await anyio.to_thread.run_sync(_listed, memory, args.limit, owner)
+    records, flows, made = await anyio.to_thread.run_sync(_listed, memory, args.limit, owner)
     rows = [describe(r, memory.name, flows.get(r.namespace, ())) for r in records]
+    for row in rows:
+        row["records"] = [
+            {"item": item, "kind": s.kind, "count": s.count, "fields": list(s.fields)}
+            for item, s in made.get(row["artifact_namespace"], [])
+        ]
     lines = [
         f"{r['artifact_namespace']}  {r['tool']}({json.dumps(r['arguments'], ensure_ascii=False)[:200]})  "
         f"{'+'.join(r['kinds'])}  {r['tokens']:,} tokens  {r['bytes']:,} bytes  created {r['created']}  "
-        f"pass as {r['pass_as']}" + _passed_to(r["passed_to"])
+        f"pass as {r['pass_as']}" + _passed_to(r["passed_to"]) + _records_listed(made.get(r["artifact_namespace"], []))
         for r in rows
     ]
     if not rows:
@@ -515,10 +521,20 @@ async def memory_list(memory: TaskMemory, args: ListArgs, owner: str | None) -> 
     return _answer("\n".join(lines), {"namespaces": rows})
 
 
-def _listed(memory: TaskMemory, limit: int, owner: str | None) -> tuple[list[NamespaceRecord], dict[str, list[Flow]]]:
-    """The newest namespaces and where each was passed: one trip to a worker thread, not two."""
+def _listed(
+    memory: TaskMemory, limit: int, owner: str | None
+) -> tuple[list[NamespaceRecord], dict[str, list[Flow]], dict[str, list[tuple[int, Summary]]]]:
+    """The newest namespaces, where each was passed and the records of their texts: one trip to a worker thread."""
     records = memory.recent(limit, owner)
-    return records, memory.flows([r.namespace for r in records])
+    return records, memory.flows([r.namespace for r in records]), memory.records_made(records)
+
+
+def _records_listed(made: Sequence[tuple[int, Summary]]) -> str:
+    """`  records for memory_select: 12 commits (item 0)`."""
+    if not made:
+        return ""
+    shown = ", ".join(f"{s.count:,} {s.what} (item {item})" for item, s in made if not s.skipped)
+    return f"  records for memory_select: {shown}" if shown else ""
 
 
 def _passed_to(flows: list[dict[str, Any]]) -> str:
@@ -571,8 +587,9 @@ TOOLS: dict[str, MemoryTool] = {
         ),
         MemoryTool(
             "memory_select",
-            "Run jq over a stored JSON output (JSON Lines as one array, like jq -s): compact JSON, one output a "
-            "line. Count, filter or pick fields without reading it all.",
+            "Run jq over a stored JSON output (JSON Lines as one array, like jq -s), or over the records of a table "
+            "or log (as its outline says): compact JSON, one output a line. Count, filter or pick fields without "
+            "reading it all.",
             SelectArgs,
             memory_select,
         ),

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -12,6 +17,7 @@ from offprompt.artifacts import TextArtifact
 from offprompt.memory.catalog import Catalog, NamespaceRecord, Origin
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
 
+from ..support import REPO
 from .fill import LINES, Session
 from .run import run, run_json
 
@@ -146,10 +152,85 @@ def test_reindex_rebuilds_both_indexes_with_progress(tmp_path: Path, capfd: pyte
     memory.close()  # before the embedder is done: reindex finishes it
     code, out, err = run(capfd, "memory", "reindex", *flags(settings))
     assert code == 0, err
-    assert "reindex: 3/3 items chunked, 3/3 embedded" in err
+    assert re.search(r"reindex: 3/3 items chunked, (\d+)/\1 chunks embedded\n$", err), err
     listed = run_json(capfd, "memory", "ls", *flags(settings))["namespaces"]
     assert all(r["indexing"]["embedded_chunks"] == r["indexing"]["chunks"] > 0 for r in listed)
     assert out.startswith("reindexed 3 items")
+
+
+def test_reindex_counts_a_long_texts_chunks_as_they_are_embedded(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """One text of ~140 chunks: the progress lines count its chunks batch by batch (before, `0/1 embedded` until
+    its last chunk was in), and `memory ls` counts what is in the dense index."""
+    settings = MemorySettings(name="long", data_dir=tmp_path / "data")
+    memory = TaskMemory.open(settings)
+    memory.store([TextArtifact(value=counter_lines(700))], tool="t.log")
+    memory.close()
+    config = tmp_path / "offprompt.json"
+    block = {"data_dir": str(settings.data_dir), "memory_name": "long", "embedder_niceness": 0}
+    config.write_text(json.dumps({"mcpServers": {}, "offprompt": block}))
+    code, _, err = run(capfd, "memory", "reindex", "--config", str(config))
+    assert code == 0, err
+    line = r"reindex: 1/1 items chunked, (\d+)/(\d+) chunks embedded"
+    counts = [(int(a), int(b)) for a, b in re.findall(line, err)]
+    total = counts[-1][1]
+    assert total > 100
+    assert counts[-1] == (total, total)
+    assert any(0 < done < total for done, _ in counts), err  # seen part way, as the embedder went
+    listed = run_json(capfd, "memory", "ls", *flags(settings))["namespaces"]
+    assert listed[0]["indexing"]["embedded_chunks"] == listed[0]["indexing"]["chunks"] == total
+
+
+def test_a_text_part_embedded_counts_its_embedded_chunks(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Stopped after its first slice of chunks (the memory closed meanwhile), a long text counts those as embedded
+    in `memory ls`, not 0 until its last one is in."""
+    settings = MemorySettings(name="part", data_dir=tmp_path / "data", embedder_niceness=0)
+    memory = TaskMemory.open(settings)
+    namespace = memory.store([TextArtifact(value=counter_lines(2500))], tool="t.log").namespace
+    progress = settings.directory / "text" / "raw" / namespace / "0.embedding"
+    while not progress.exists():  # the first batch is in the dense index
+        memory.text.wait_indexed(0.05)
+    memory.close(wait=60)  # after the batch it is on
+    listed = run_json(capfd, "memory", "ls", *flags(settings))["namespaces"]
+    indexing = listed[0]["indexing"]
+    assert 0 < indexing["embedded_chunks"] < indexing["chunks"], indexing
+
+
+def test_the_embedder_runs_at_the_niceness_set_in_the_config(tmp_path: Path) -> None:
+    """`embedder_niceness` is applied as the embedder starts: its thread, and the model's threads it starts, run
+    that far below the process (a fresh process: niceness is kept per thread, and lowered once)."""
+    if not sys.platform.startswith("linux") or os.getpriority(os.PRIO_PROCESS, 0) > 19 - 3:
+        return
+    probe = textwrap.dedent(
+        f"""
+        import json, os, threading
+        from pathlib import Path
+        from offprompt.artifacts import TextArtifact
+        from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+        memory = TaskMemory.open(MemorySettings(name="n", data_dir=Path({str(tmp_path)!r}), embedder_niceness=3))
+        memory.store([TextArtifact(value="the deploy failed on a timeout\\n" * 40)], tool="t.x")
+        assert memory.text.wait_indexed(600)
+        found = {{}}
+        for thread in threading.enumerate():
+            stat = open(f"/proc/self/task/{{thread.native_id}}/stat").read()
+            found[thread.name] = int(stat[stat.rindex(")") + 2 :].split()[16])
+        memory.close()
+        print(json.dumps({{"main": os.getpriority(os.PRIO_PROCESS, 0), "threads": found}}))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO / "server")},
+        check=True,
+    )
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found["threads"]["offprompt-embedder"] == found["main"] + 3, found
+    assert found["threads"]["offprompt-chunker"] == found["main"], found  # a query waits for the chunker
 
 
 def test_an_old_catalog_gains_the_usage_table_and_keeps_its_rows(tmp_path: Path) -> None:

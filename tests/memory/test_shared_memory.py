@@ -55,6 +55,16 @@ def test_what_one_server_stores_every_other_reads_greps_searches_and_deletes(
     assert a.query("ERR_CONN_RESET", mode="lexical")[0] == []
 
 
+def test_a_log_stored_by_one_server_is_selected_over_its_records_by_another(
+    open_memory: Callable[..., TaskMemory],
+) -> None:
+    a, b = open_memory(), open_memory()
+    ns = a.store([TextArtifact(value=LOG)], tool="logs.tail", outline_tokens=400).namespace
+    errors = b.select(ns, 'map(select(.level == "ERROR")) | map(.line)')
+    assert errors.text == "[401]"  # its records, made by the server that asked
+    assert b.outline(ns)[0].title.startswith("Records: 601 events of a log")
+
+
 def test_a_namespace_of_one_owner_is_hidden_from_another_on_every_server(
     open_memory: Callable[..., TaskMemory],
 ) -> None:

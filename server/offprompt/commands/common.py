@@ -24,6 +24,8 @@ def memory_settings(settings: OffpromptSettings) -> MemorySettings:
         indexer=settings.indexer,
         cache_bytes=settings.cache_bytes,
         secrets_key=settings.secrets_key,
+        records_max_bytes=settings.records_max_bytes,
+        embedder_niceness=settings.embedder_niceness,
         embedding=EmbeddingSpec(settings.embedding.name, dict(settings.embedding.config)),
     )
 

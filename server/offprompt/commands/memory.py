@@ -33,6 +33,11 @@ from offprompt.memory.task_memory import MemorySettings, TaskMemory
 #: `gc` and `reindex` print a progress line every this many items.
 PROGRESS_EVERY = 25
 _WAIT_POLL_SECONDS = 0.5
+#: How often `reindex` reads how far indexing got: a read of every item's files and of the lexical index, which
+#: takes the embedder's CPU on a memory of many items.
+_REINDEX_POLL_SECONDS = 1.0
+#: After this long without a batch, `reindex` says why it may be slow.
+_REINDEX_QUIET_SECONDS = 60.0
 _T = TypeVar("_T")
 
 
@@ -371,11 +376,12 @@ def _gc(args: argparse.Namespace, settings: MemorySettings) -> int:
 
 
 def _reindex(args: argparse.Namespace, settings: MemorySettings) -> int:
-    """Drop the word and vector indexes and build them again from the raw texts, with progress."""
+    """Drop the word and vector indexes and the records, and build them again from the raw texts, with progress."""
     directory = settings.directory
     with _locked(settings, args.wait):
         text = directory / "text"
-        for path in [*text.glob("lexical.sqlite3*"), *text.glob("raw/*/*.embedded"), text / "deleted.txt"]:
+        derived = [*text.glob("raw/*/*.embedded"), *text.glob("raw/*/*.embedding"), *text.glob("raw/*/*.records*")]
+        for path in [*text.glob("lexical.sqlite3*"), *derived, text / "deleted.txt"]:
             path.unlink(missing_ok=True)
         for chroma in (directory / "chroma", text / "chroma"):
             shutil.rmtree(chroma, ignore_errors=True)
@@ -385,23 +391,8 @@ def _reindex(args: argparse.Namespace, settings: MemorySettings) -> int:
             SharedSystemClient.clear_system_cache()
     # Opened again, the memory finds every item unindexed and queues it.
     with _writing(settings, args.wait, index=True) as memory:
-        # Counted from disk, not from the first backlog: the indexers start at open and may be one item in.
-        total = sum(s.items for s in memory.text.index_state().values())
-        last = -1
-        while True:
-            to_chunk, to_embed = memory.text.backlog()
-            done = total - to_embed
-            if done != last and (done // PROGRESS_EVERY != last // PROGRESS_EVERY or done == total):
-                print(
-                    f"reindex: {total - to_chunk}/{total} items chunked, {done}/{total} embedded",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                last = done
-            if to_embed == 0:
-                break
-            time.sleep(0.2)
-        states = memory.text.index_state()
+        states = _reindexed(memory)
+    total = sum(s.items for s in states.values())
     chunks = sum(s.chunks for s in states.values())
     embedded = sum(s.embedded_chunks for s in states.values())
     if args.json:
@@ -409,6 +400,47 @@ def _reindex(args: argparse.Namespace, settings: MemorySettings) -> int:
         return 0
     print(f"reindexed {total} items: {embedded}/{chunks} chunks embedded")
     return 0
+
+
+def _reindexed(memory: TaskMemory) -> dict[str, IndexState]:
+    """Wait for the indexers, saying how far they got whenever it changed: items chunked, then chunks embedded,
+    counted from disk batch by batch (a long text's chunks count as they go, not when its last one is in)."""
+    last: tuple[int, int, int] | None = None
+    changed = time.monotonic()
+    while True:
+        _, to_embed = memory.text.backlog()
+        states = memory.text.index_state()
+        total = sum(s.items for s in states.values())
+        now = (
+            sum(s.chunked_items for s in states.values()),
+            sum(s.embedded_chunks for s in states.values()),
+            sum(s.chunks for s in states.values()),
+        )
+        if now != last:
+            print(
+                f"reindex: {now[0]}/{total} items chunked, {now[1]:,}/{now[2]:,} chunks embedded",
+                file=sys.stderr,
+                flush=True,
+            )
+            last, changed = now, time.monotonic()
+        elif time.monotonic() - changed >= _REINDEX_QUIET_SECONDS:
+            _say_why_quiet()
+            changed = time.monotonic()
+        if to_embed == 0:
+            return states
+        time.sleep(_REINDEX_POLL_SECONDS)
+
+
+def _say_why_quiet() -> None:
+    """No batch in a while: on a busy machine the niced embedder gets little CPU; say so, and what to set."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    print(
+        f"reindex: no batch embedded in the last {_REINDEX_QUIET_SECONDS:g} s (load {load:.1f} on {cores} cores): "
+        "the embedder runs below other work; `embedder_niceness: 0` in the config's offprompt block gives it an "
+        "equal share",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 # -- every memory ----------------------------------------------------------------

@@ -43,6 +43,7 @@ from pydantic import (
 from offprompt.config.jsonc import key_lines, strip_jsonc
 from offprompt.config.variables import Loc, interpolate
 from offprompt.errors import ConfigError
+from offprompt.niceness import BACKGROUND
 from offprompt.secret_kinds import SECRET_KINDS
 
 __all__ = [
@@ -205,6 +206,11 @@ class OffpromptSettings(BaseModel):
     indexer: bool = True
     #: A shared memory's local copies of the texts it read, at most (least recently read go first).
     cache_bytes: int = Field(default=512 * 1024**2, gt=0)
+    #: The records of one text (a table's, a log's rows for memory_select) take at most this many bytes of JSON.
+    records_max_bytes: int = Field(default=64 * 1024**2, gt=0)
+    #: How far below the server's priority the embedder runs (its threads and the model's), applied as it starts:
+    #: a thread cannot raise its priority again without a privilege.
+    embedder_niceness: int = Field(default=BACKGROUND, ge=0, le=19)
     #: A shared memory's secrets table is kept in its database, sealed with this key (at least 32 characters,
     #: the same on every server, e.g. "${env:OFFPROMPT_SECRETS_KEY}"): a handle one server gives, any resolves.
     secrets_key: str | None = Field(default=None, repr=False, min_length=32)

@@ -55,12 +55,15 @@ from offprompt.memory.dirlock import DirectoryLock
 from offprompt.memory.outline import Entry, LineIndex, passages
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.outline.passages import Passage
+from offprompt.memory.records import MAX_BYTES as RECORDS_MAX_BYTES
+from offprompt.memory.records import Summary
 from offprompt.memory.select import Selection, SelectLimits, Selector, Source
 from offprompt.memory.storage import BackendChoice, EmbeddingSpec, drop_vectors, open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 from offprompt.memory.storage.files import secure_and_sweep
-from offprompt.memory.storage.fusion import reciprocal_rank_fusion
+from offprompt.memory.storage.fusion import LEXICAL_FIRST_WITHIN, kept_within, reciprocal_rank_fusion
 from offprompt.memory.usage import Usage
+from offprompt.niceness import BACKGROUND, set_background
 from offprompt.secrets import VAULT_FILE
 from offprompt.secrets.vault import SecretStore, SecretVault
 
@@ -124,6 +127,10 @@ class MemorySettings:
     max_bytes: int | None = 2 * 1024**3
     #: The embedding function that builds the memory's vectors; the bundled offline MiniLM by default.
     embedding: EmbeddingSpec = field(default_factory=EmbeddingSpec)
+    #: The records of one text (a table's, a log's) take at most this many bytes of JSON, else are not kept.
+    records_max_bytes: int = RECORDS_MAX_BYTES
+    #: How far below the process's priority the embedder's threads run (set as the memory opens).
+    embedder_niceness: int = BACKGROUND
 
     @property
     def directory(self) -> Path:
@@ -320,6 +327,7 @@ class TaskMemory:
         """Open (or create) the memory in its directory, taking the directory's lock; with `tidy`, drop orphans
         and expired namespaces at once (`offprompt memory gc` does it itself, to report what it drops); with
         `resume_indexing`, index in the background what an earlier process left unindexed."""
+        set_background(settings.embedder_niceness)  # before any embedder thread starts: each lowers itself once
         parts = open_memory_parts(_choice(settings, resume_indexing=resume_indexing))
         try:
             memory = cls(
@@ -588,8 +596,9 @@ class TaskMemory:
         owner: str | None = None,
         joined: Sequence[str] = (),
     ) -> Selection:
-        """The jq `expression` over the JSON of `item` of `namespace`; each namespace in `joined` is bound to
-        `$ns_<namespace>` and `$ns[i]` (its first JSON item, else item 0)."""
+        """The jq `expression` over the JSON of `item` of `namespace` (a text that is a table or a log: over its
+        records, an array); each namespace in `joined` is bound to `$ns_<namespace>` and `$ns[i]` (its first JSON
+        item, else item 0)."""
         sources = [self._json_source(self.get(namespace, owner), item)]
         for other in joined:
             record = self.get(other, owner)
@@ -608,10 +617,48 @@ class TaskMemory:
                 f"structuredContent, JSON resources and JSON Lines.{where} Load this item with memory_load."
             )
 
+        if found.kind == "text" and DUPLICATE_OF not in found.meta and BINARY not in found.meta:
+            records = self._records_source(record.namespace, item, label)
+            if records is not None:
+                return records
+
         def read() -> bytes:
             return self.storages[TextArtifact].load(record.namespace, item)
 
         return Source(key=f"{record.namespace}/{item}", kind=found.kind, label=label, read=read, hint=where)
+
+    def _records_source(self, namespace: str, item: int, label: str) -> Source | None:
+        """A text that is a table or a stream of records is selected over its records (made now if the indexer
+        has not made them yet); None for other text."""
+        summary = self.text.records(namespace, item)
+        if summary is None:
+            return None
+        if summary.skipped:
+            raise InvalidArgumentError(
+                f"{label} has {summary.count:,} {summary.what}, not kept: {summary.skipped}. "
+                "Read it with memory_load or memory_grep."
+            )
+
+        def read() -> bytes:
+            data = self.text.records_data(namespace, item)
+            if data is None:
+                raise NotFoundError(f"the records of {label} are gone (it was deleted meanwhile)")
+            return data
+
+        return Source(key=f"{namespace}/{item}/records", kind="json", label=f"the records of {label}", read=read)
+
+    def records_made(self, records: Sequence[NamespaceRecord]) -> dict[str, list[tuple[int, Summary]]]:
+        """The records each namespace's texts have so far, by item (not made here: a listing reads what is)."""
+        found: dict[str, list[tuple[int, Summary]]] = {}
+        for record in records:
+            for item in record.items:
+                if item.kind != "text" or DUPLICATE_OF in item.meta or BINARY in item.meta:
+                    continue
+                with contextlib.suppress(NotFoundError):
+                    summary = self.text.records(record.namespace, item.item, make=False)
+                    if summary is not None:
+                        found.setdefault(record.namespace, []).append((item.item, summary))
+        return found
 
     def window_within(
         self, namespace: str, item: int, offset: int, max_tokens: int, max_bytes: int, owner: str | None = None
@@ -674,12 +721,14 @@ class TaskMemory:
         phrasings = list(dict.fromkeys(q for q in (query, *queries) if q.strip())) or [query]
         if len(phrasings) == 1:
             ranking = self.text.query(phrasings[0], scope, top_k, mode, wait=wait)
-            hits, by_words = self._with_lines(ranking.hits), ranking.by_words
+            hits, by_words, words_first = self._with_lines(ranking.hits), ranking.by_words, ranking.lexical_first
         else:
             # Each ranking goes deeper than top_k, so that a chunk second-best for every phrasing still counts.
             depth = max(2 * top_k, FUSION_DEPTH)
             rankings = [self.text.query(q, scope, depth, mode, wait=wait) for q in phrasings]
-            hits = self._with_lines(reciprocal_rank_fusion([r.hits for r in rankings], top_k))
+            words_first = rankings[0].lexical_first  # the question's own words, as the model wrote it
+            fused = reciprocal_rank_fusion([r.hits for r in rankings], top_k)
+            hits = self._with_lines(kept_within(fused, words_first if top_k >= LEXICAL_FIRST_WITHIN else None))
             by_words = next((r.by_words for r in rankings if r.by_words), "")
 
         def in_scope(names: set[str]) -> list[str]:
@@ -693,7 +742,8 @@ class TaskMemory:
             # text is ranked on the spot by its words, so a question right after a store always gets passages.
             spot = self._on_the_spot(" ".join(phrasings), [*unchunked, *missed], top_k)
             if spot:
-                hits = self._with_lines(reciprocal_rank_fusion([hits, spot], top_k) if hits else spot[:top_k])
+                fused = reciprocal_rank_fusion([hits, spot], top_k) if hits else spot[:top_k]
+                hits = self._with_lines(kept_within(fused, words_first if top_k >= LEXICAL_FIRST_WITHIN else None))
         return Answer(hits, in_scope(self.text.pending(mode)), by_words, unchunked, left_out)
 
     def _on_the_spot(self, query: str, namespaces: Sequence[str], top_k: int) -> list[Hit]:
@@ -909,6 +959,7 @@ def _choice(settings: MemorySettings, *, readonly: bool = False, resume_indexing
         embed=settings.indexer,
         cache_bytes=settings.cache_bytes,
         secrets_key=settings.secrets_key,
+        records_max_bytes=settings.records_max_bytes,
     )
 
 

@@ -10,6 +10,10 @@ What the text is (the chunker's :func:`~offprompt.memory.chunking.detect`) decid
 - **other text** (paragraphs.py): numbered sections with their paragraphs, else paragraphs (or groups of them)
   with their first words.
 
+A table or a stream of records (:mod:`offprompt.memory.records`) gets a first entry saying so: how many records,
+their fields, and a jq line for `memory_select` (counted over the text's head when the outline is made at store
+time; read back as the records are once they are made).
+
 Every entry carries its 1-based first and last line and the token offset where it starts, exact even where
 a line is longer than a window (minified JSON): ``memory_load`` from ``line`` or ``offset`` begins with it.
 ``view.py`` renders a bounded outline for a reference and pages a whole one.
@@ -26,9 +30,13 @@ from offprompt.memory.outline import code, commits, headings, json_schema, logs,
 from offprompt.memory.outline.addressing import LineIndex, chars_to_bytes
 from offprompt.memory.outline.entries import MAX_ENTRIES, Entry, Found
 from offprompt.memory.outline.view import shallow_first
+from offprompt.memory.records import preview
 from offprompt.tokens import TokenIndex
 
-__all__ = ["Entry", "LineIndex", "build", "dumps", "loads"]
+__all__ = ["RECORDS", "Entry", "LineIndex", "build", "dumps", "loads"]
+
+#: The kind of the entry that says a text has records.
+RECORDS = "records"
 
 
 def build(data: bytes, kind: str, hint: str, tokens: TokenIndex, lines: LineIndex | None = None) -> list[Entry]:
@@ -37,8 +45,11 @@ def build(data: bytes, kind: str, hint: str, tokens: TokenIndex, lines: LineInde
     if not text.strip():
         return []
     found = _find(text, detect(text, kind, hint), hint)
-    if len(found) > MAX_ENTRIES:
-        found = shallow_first(found, MAX_ENTRIES)
+    if len(found) > MAX_ENTRIES - 1:
+        found = shallow_first(found, MAX_ENTRIES - 1)
+    summary = preview(text, kind)
+    if summary is not None:
+        found.insert(0, Found(summary.to_text(), RECORDS, 0, 0, len(text.rstrip("\n")) or len(text)))
     return _place(found, text, data, tokens, lines or LineIndex.of(data))
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from offprompt.artifacts import Artifact
 from offprompt.memory.outline import Entry, LineIndex
+from offprompt.memory.records import Summary
 from offprompt.tokens import TokenIndex
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ class Ranking:
     #: Why the chunks are ranked by their words only though meaning was asked for (the dense index or its
     #: embedding function unreachable); "" when they are ranked as asked.
     by_words: str = ""
+    #: A hybrid ranking's best chunk by words alone (BM25's first), which `hits` keep among their first five.
+    lexical_first: Hit | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,15 @@ class TextStorage(Storage, Protocol):
 
     def outline(self, namespace: str, item: int) -> list[Entry]:
         """The item's outline, made when it was stored (or now, for an item stored without one)."""
+        ...
+
+    def records(self, namespace: str, item: int, *, make: bool = True) -> Summary | None:
+        """The summary of a table's or a log's records (made now if need be, unless not to `make` them); None for
+        a text with none."""
+        ...
+
+    def records_data(self, namespace: str, item: int) -> bytes | None:
+        """The text's records as a JSON array; None if it has none or they were over their cap."""
         ...
 
     def lines(self, namespace: str, item: int) -> LineIndex: ...

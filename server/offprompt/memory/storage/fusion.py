@@ -12,10 +12,14 @@ from typing import Final
 
 from offprompt.memory.storage.base import Hit
 
-__all__ = ["RRF_K", "reciprocal_rank_fusion"]
+__all__ = ["LEXICAL_FIRST_WITHIN", "RRF_K", "kept_within", "reciprocal_rank_fusion"]
 
 #: The usual constant of reciprocal rank fusion: rank 1 counts 1/61, rank 10 about 1/70; no list dominates.
 RRF_K: Final = 60
+#: The words' best passage (BM25's first) is always among this many first passages of a fused ranking of at least
+#: as many: what words alone find, a question naming a rare option or a definition, is never lost to passages that
+#: only mean alike.
+LEXICAL_FIRST_WITHIN: Final = 5
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], top_k: int) -> list[Hit]:
@@ -37,3 +41,23 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], top_k: int) -> lis
         Hit(first[key].namespace, first[key].item, first[key].offset, round(fused[key] / best, 4), first[key].text)
         for key in order
     ]
+
+
+def kept_within(hits: Sequence[Hit], kept: Hit | None, within: int = LEXICAL_FIRST_WITHIN) -> list[Hit]:
+    """`hits` with `kept` among their first `within` (moved up to the last of those places, or put there when the
+    ranking dropped it): the others keep their order. Hits are the same chunk when namespace, item and first
+    token are."""
+    out = list(hits)
+    if kept is None or within <= 0:
+        return out
+    key = (kept.namespace, kept.item, kept.offset)
+    at = next((k for k, h in enumerate(out) if (h.namespace, h.item, h.offset) == key), None)
+    place = min(within, len(out) + (1 if at is None else 0)) - 1
+    if at is not None and at <= place:
+        return out
+    if at is not None:
+        kept = out.pop(at)
+    elif len(out) >= within:
+        out.pop()  # the list keeps its length: the last one goes
+    out.insert(place, kept)
+    return out

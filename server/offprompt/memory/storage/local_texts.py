@@ -7,7 +7,9 @@ can be fetched first, is the `TextSource`'s: every read holds its texts through 
 a copy evicted to keep the cache bound is never pulled from under a reader.
 
 Layout under `raw`: {namespace}/{item}.txt (the UTF-8 bytes), .idx (uint32 token offsets, then the size),
-.lines (uint32 line starts, then the size), .json (kind, hint, searchable), .outline.json (the outline).
+.lines (uint32 line starts, then the size), .json (kind, hint, searchable), .outline.json (the outline),
+.records (a table's or a log's records as a JSON array) and .records.json (their summary, written last; `null` for a
+text with none).
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ import json
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Protocol
 
 import numpy as np
 
 from offprompt.errors import InvalidArgumentError, NotFoundError
-from offprompt.memory import outline
+from offprompt.memory import outline, records
 from offprompt.memory.outline import Entry, LineIndex
+from offprompt.memory.records import Summary
 from offprompt.memory.storage.base import Candidate, LineMatch, Window
 from offprompt.memory.storage.files import write_atomically
 from offprompt.memory.storage.grep import GrepWorkers
@@ -67,12 +71,24 @@ class OnDisk:
 class LocalTexts:
     """Reads of the texts under `raw`, each holding its texts through `source` while it reads."""
 
-    def __init__(self, raw: Path, source: TextSource, write_lock: threading.Lock, *, readonly: bool = False) -> None:
+    def __init__(
+        self,
+        raw: Path,
+        source: TextSource,
+        write_lock: threading.Lock,
+        *,
+        readonly: bool = False,
+        records_max_bytes: int = records.MAX_BYTES,
+    ) -> None:
         self.raw = raw
         self._source = source
         self._write_lock = write_lock  # outlines made on a first read are written under the storage's lock
         self._readonly = readonly
         self._grep = GrepWorkers()
+        self.records_max_bytes = records_max_bytes
+        #: One text's records are made at a time: memory_select asking for them waits for the indexer making them.
+        self._records_lock = threading.Lock()
+        self._records_bytes: int | None = None  # on disk, counted once, then kept up to date
 
     def path(self, namespace: str, item: int, suffix: str) -> Path:
         return self.raw / namespace / f"{item}{suffix}"
@@ -157,7 +173,7 @@ class LocalTexts:
         with self.held(namespace, item) as text_path:
             path = self.path(namespace, item, ".outline.json")
             try:
-                return outline.loads(path.read_bytes())
+                return self._with_records(namespace, item, outline.loads(path.read_bytes()))
             except FileNotFoundError:
                 pass
             data = text_path.read_bytes()
@@ -169,6 +185,81 @@ class LocalTexts:
                 if text_path.exists():
                     write_atomically(path, outline.dumps(entries))
             return entries
+
+    def _with_records(self, namespace: str, item: int, entries: list[Entry]) -> list[Entry]:
+        """The outline with its records entry (counted over the text's head when it was made) as the records are."""
+        if not entries or entries[0].kind != outline.RECORDS:
+            return entries
+        made = self.records(namespace, item, make=False)
+        return [replace(entries[0], title=made.to_text()), *entries[1:]] if made is not None else entries
+
+    def records(self, namespace: str, item: int, *, make: bool = True) -> Summary | None:
+        """The summary of the text's records, made now (and kept, unless read-only) if the indexer has not made
+        them yet (unless not to `make` them); None for a text that is no table or stream of records."""
+        if not make:
+            try:
+                kept = json.loads(self.path(namespace, item, ".records.json").read_bytes())
+            except (FileNotFoundError, ValueError):
+                return None
+            return None if kept is None else Summary.from_dict(kept)
+        return self._records(namespace, item)[0]
+
+    def records_data(self, namespace: str, item: int) -> bytes | None:
+        """The text's records as a JSON array (None: it has none, or they were over their cap)."""
+        summary, data = self._records(namespace, item)
+        if summary is None or summary.skipped or data is not None:
+            return data
+        with self.held(namespace, item):
+            try:
+                return self.path(namespace, item, ".records").read_bytes()
+            except FileNotFoundError:  # made again meanwhile (reindex)
+                return self._records(namespace, item, fresh=True)[1]
+
+    def records_bytes(self) -> int:
+        """Bytes the records of every text take on disk (counted toward the memory's quota)."""
+        if self._records_bytes is None:
+            found = self.raw.glob("*/*.records") if self.raw.is_dir() else []
+            self._records_bytes = sum(_size(p) for p in found)
+        return self._records_bytes
+
+    def forget_records(self, namespace: str) -> None:
+        """The namespace is being deleted: its records no longer count."""
+        if self._records_bytes is not None:
+            self._records_bytes -= sum(_size(p) for p in (self.raw / namespace).glob("*.records"))
+
+    def _records(self, namespace: str, item: int, *, fresh: bool = False) -> tuple[Summary | None, bytes | None]:
+        """(summary, the JSON array when it was made by this call)."""
+        with self.held(namespace, item) as text_path, self._records_lock:
+            meta = self.path(namespace, item, ".records.json")
+            if not fresh:
+                try:
+                    kept = json.loads(meta.read_bytes())
+                    return (None if kept is None else Summary.from_dict(kept)), None
+                except FileNotFoundError:
+                    pass
+            sidecar = json.loads(self.path(namespace, item, ".json").read_bytes())
+            made = None
+            if sidecar.get("searchable", True):
+                made = records.make(text_path.read_text("utf-8"), sidecar["kind"], self.records_max_bytes)
+            summary, data = made if made is not None else (None, None)
+            if not self._readonly:
+                self._keep_records(namespace, item, summary, data)
+            return summary, data
+
+    def _keep_records(self, namespace: str, item: int, summary: Summary | None, data: bytes | None) -> None:
+        path = self.path(namespace, item, ".records")
+        with self._write_lock:
+            if not self.path(namespace, item, ".txt").exists():
+                return  # deleted meanwhile
+            before = _size(path)
+            if data is not None:
+                write_atomically(path, data)
+            else:
+                path.unlink(missing_ok=True)
+            if self._records_bytes is not None:
+                self._records_bytes += len(data or b"") - before
+            kept = None if summary is None else summary.to_dict()
+            write_atomically(self.path(namespace, item, ".records.json"), json.dumps(kept).encode())
 
     def lines(self, namespace: str, item: int) -> LineIndex:
         """Where each line starts, stored with the text (found again for a text stored without it)."""
@@ -225,6 +316,13 @@ class LocalTexts:
 
     def close(self) -> None:
         self._grep.close()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _read_offset(f: Any, token: int) -> int:

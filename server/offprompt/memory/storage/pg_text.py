@@ -38,6 +38,7 @@ from offprompt.artifacts import Artifact
 from offprompt.errors import CredentialsRefusedError, InvalidArgumentError, NotFoundError, StoreUnavailableError
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
+from offprompt.memory.records import Summary
 from offprompt.memory.storage.base import IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
 from offprompt.memory.storage.files import FILE_MODE, private_dir
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
@@ -131,7 +132,7 @@ class _ReadThrough:
     missing one is fetched from the database (`fetch`), the least recently read go first, and a copy a read holds
     is never evicted under it."""
 
-    _SUFFIXES: Final = (".txt", ".idx", ".lines", ".outline.json", ".json")
+    _SUFFIXES: Final = (".txt", ".idx", ".lines", ".outline.json", ".json", ".records", ".records.json")
 
     def __init__(self, raw: Path, limit: int, fetch: Callable[[str, int], bool]) -> None:
         self._raw = raw
@@ -420,6 +421,12 @@ class SharedTextStorage:
 
     def outline(self, namespace: str, item: int) -> list[Entry]:
         return self._texts.outline(namespace, item)
+
+    def records(self, namespace: str, item: int, *, make: bool = True) -> Summary | None:
+        return self._texts.records(namespace, item, make=make)
+
+    def records_data(self, namespace: str, item: int) -> bytes | None:
+        return self._texts.records_data(namespace, item)
 
     def lines(self, namespace: str, item: int) -> LineIndex:
         return self._texts.lines(namespace, item)

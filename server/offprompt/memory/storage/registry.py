@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from offprompt.memory.records import MAX_BYTES as RECORDS_MAX_BYTES
 from offprompt.memory.storage.base import BlobStorage, TextStorage
 from offprompt.memory.storage.blob import FileBlobStorage, MemoryBlobStorage
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec
@@ -57,6 +58,8 @@ class BackendChoice:
     cache_bytes: int = 512 * 1024**2
     #: A shared memory: the key its secrets table is sealed with (None: each server keeps its own table).
     secrets_key: str | None = field(default=None, repr=False)
+    #: The records of one text (a table's, a log's) take at most this many bytes of JSON, else are not kept.
+    records_max_bytes: int = RECORDS_MAX_BYTES
 
     @property
     def store(self) -> StoreBackend:
@@ -85,7 +88,12 @@ def _no_vectors(choice: BackendChoice) -> DenseIndex:
 
 def _files_text(choice: BackendChoice, db: PgDatabase | None, lexical: LexicalIndex, dense: DenseIndex) -> TextStorage:
     return IndexedTextStorage(
-        choice.directory / "text", lexical, dense, readonly=choice.readonly, resume=choice.resume_indexing
+        choice.directory / "text",
+        lexical,
+        dense,
+        readonly=choice.readonly,
+        resume=choice.resume_indexing,
+        records_max_bytes=choice.records_max_bytes,
     )
 
 

@@ -15,8 +15,10 @@ Reads (windows, lines, outlines, grep) go through `local_texts.LocalTexts`, quer
 
 Layout under `root`: raw/{namespace}/{item}.txt .idx (uint32 token offsets)
 .lines (uint32 line starts, then the size) .json (kind, hint) .outline.json (the outline, made at store
-time when the reference shows it, else by the chunker or the first read of it) .embedded (marker);
-lexical.sqlite3; chroma/ for a persistent collection; deleted.txt (namespaces to drop from Chroma when it
+time when the reference shows it, else by the chunker or the first read of it) .records and .records.json (a
+table's or a log's records and their summary, made by the chunker or the first memory_select) .embedded (marker);
+.embedding (the chunks embedded so far, while it is being embedded); lexical.sqlite3; chroma/ for a persistent
+collection; deleted.txt (namespaces to drop from Chroma when it
 opens).
 """
 
@@ -40,6 +42,8 @@ from offprompt.artifacts import Artifact
 from offprompt.errors import CredentialsRefusedError, NotFoundError
 from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
+from offprompt.memory.records import MAX_BYTES as RECORDS_MAX_BYTES
+from offprompt.memory.records import Summary
 from offprompt.memory.storage.base import IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
 from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec, collection_name
 from offprompt.memory.storage.files import private_dir, write_atomically
@@ -78,7 +82,14 @@ class IndexedTextStorage:
     """
 
     def __init__(
-        self, root: Path, lexical: LexicalIndex, dense: DenseIndex, *, readonly: bool = False, resume: bool = True
+        self,
+        root: Path,
+        lexical: LexicalIndex,
+        dense: DenseIndex,
+        *,
+        readonly: bool = False,
+        resume: bool = True,
+        records_max_bytes: int = RECORDS_MAX_BYTES,
     ) -> None:
         self._raw = root / "raw"
         self.readonly = readonly
@@ -87,7 +98,9 @@ class IndexedTextStorage:
         self._lexical = lexical
         self._dense = dense
         self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
-        self._texts = LocalTexts(self._raw, OnDisk(self._raw), self._write_lock, readonly=readonly)
+        self._texts = LocalTexts(
+            self._raw, OnDisk(self._raw), self._write_lock, readonly=readonly, records_max_bytes=records_max_bytes
+        )
         self._search = TextSearch(
             lexical, dense, self._texts, self.wait_chunked, self._dense_answered, readonly=readonly
         )
@@ -163,6 +176,7 @@ class IndexedTextStorage:
 
     def delete(self, namespace: str) -> None:
         with self._write_lock:
+            self._texts.forget_records(namespace)
             shutil.rmtree(self._raw / namespace, ignore_errors=True)
             with self._state:
                 self._pending_lexical.pop(namespace, None)
@@ -194,8 +208,7 @@ class IndexedTextStorage:
                 continue
             state.chunked_items += 1
             state.chunks += count
-            if sidecar.with_suffix(".embedded").exists():
-                state.embedded_chunks += count
+            state.embedded_chunks += count if sidecar.with_suffix(".embedded").exists() else _embedded_so_far(sidecar)
         return states
 
     def backlog(self) -> tuple[int, int]:
@@ -209,8 +222,8 @@ class IndexedTextStorage:
             self._lexical.reclaim()
 
     def index_bytes(self) -> int:
-        """What the search indexes occupy on this machine's disk (0 for one that lives elsewhere)."""
-        return self._lexical.disk_bytes() + self._dense.disk_bytes()
+        """What the search indexes and the records occupy on this machine's disk (0 for an index elsewhere)."""
+        return self._lexical.disk_bytes() + self._dense.disk_bytes() + self._texts.records_bytes()
 
     # -- reading and search: what LocalTexts and TextSearch do ---------------------
 
@@ -222,6 +235,12 @@ class IndexedTextStorage:
 
     def outline(self, namespace: str, item: int) -> list[Entry]:
         return self._texts.outline(namespace, item)
+
+    def records(self, namespace: str, item: int, *, make: bool = True) -> Summary | None:
+        return self._texts.records(namespace, item, make=make)
+
+    def records_data(self, namespace: str, item: int) -> bytes | None:
+        return self._texts.records_data(namespace, item)
 
     def lines(self, namespace: str, item: int) -> LineIndex:
         return self._texts.lines(namespace, item)
@@ -336,6 +355,8 @@ class IndexedTextStorage:
                 logger.exception("chunking item %s of %s failed; it stays readable but is not searchable", *_at(job))
             finally:
                 self._done(self._pending_lexical, job.namespace)
+            if chunked:
+                self._make_records(job)
             try:
                 # After the count above: being searchable by words does not wait for the outline.
                 if chunked and self._outline_made(job):
@@ -397,6 +418,15 @@ class IndexedTextStorage:
     def _chunk(self, job: IndexJob) -> bool:
         return chunk_item(self._texts, self._lexical, self._write_lock, job.namespace, job.item)
 
+    def _make_records(self, job: IndexJob) -> None:
+        """A table's or a log's records, for memory_select (made now, after its words are searchable)."""
+        try:
+            self._texts.records(job.namespace, job.item)
+        except NotFoundError:
+            pass  # deleted meanwhile
+        except Exception:
+            logger.exception("the records of item %s of %s failed; they are made when memory_select asks", *_at(job))
+
     def _outline_made(self, job: IndexJob) -> bool:
         """Make the item's outline if the store did not need it (~0.1-0.3 s for 1 MB); False if it was deleted."""
         if not self._path(job.namespace, job.item, ".outline.json").exists():
@@ -428,8 +458,10 @@ class IndexedTextStorage:
         except FileNotFoundError:
             return None  # deleted before its turn
         records = self._lexical.chunks(job.namespace, job.item)
+        progress = self._path(job.namespace, job.item, ".embedding")
         if not job.fresh and job.done == 0:
             self._dense.delete_item(job.namespace, job.item)  # vectors of an earlier run or chunking
+            progress.unlink(missing_ok=True)
         stop = min(job.done + EMBED_SLICE, len(records))
         for first in range(job.done, stop, EMBED_BATCH):
             self._let_the_chunker_go_first()
@@ -445,11 +477,14 @@ class IndexedTextStorage:
                 if not self._path(job.namespace, job.item, ".txt").exists():
                     return None
                 self._dense.upsert(batch, documents, vectors)
+                # How far it got, batch by batch: `memory ls` and `reindex` count a long text's chunks as they go.
+                write_atomically(progress, str(first + len(batch)).encode())
         if stop < len(records):
             return replace(job, done=stop)
         with self._write_lock:
             if self._path(job.namespace, job.item, ".txt").exists():
                 write_atomically(self._path(job.namespace, job.item, ".embedded"), b"")
+                progress.unlink(missing_ok=True)
         return None
 
 
@@ -464,6 +499,14 @@ def _stop_indexing_at_exit() -> None:
     # embedder finish the batch it is on first.
     for storage in list(_INDEXING):
         storage.stop_indexing(timeout=30)
+
+
+def _embedded_so_far(sidecar: Path) -> int:
+    """Chunks of a text being embedded that are in the dense index already (its `.embedding` file)."""
+    try:
+        return int(sidecar.with_suffix(".embedding").read_bytes() or 0)
+    except (FileNotFoundError, ValueError):
+        return 0
 
 
 def _at(job: IndexJob) -> tuple[int, str]:

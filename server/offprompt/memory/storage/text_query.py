@@ -2,9 +2,10 @@
 
 `TextSearch.query` ranks in one of three modes: `dense` (cosine similarity of the embeddings: finds
 paraphrases), `lexical` (BM25 over words and identifiers) or `hybrid` (both scores, normalised, with coverage
-and definitions: see :mod:`ranking`). In `lexical` and `hybrid`, a chunk that contains an identifier the query
-names (``ERR_CONN_RESET``, ``TimeoutExpired``, a path) ranks above every chunk that doesn't, as grep would.
-The indexes are the storage's (`indexes.py`'s protocols); the chunks' texts are read through its `LocalTexts`.
+and definitions: see :mod:`ranking`; BM25's first chunk always among the first five). In `lexical` and
+`hybrid`, a chunk that contains an identifier the query names (``ERR_CONN_RESET``, ``TimeoutExpired``, a path)
+ranks above every chunk that doesn't, as grep would. The indexes are the storage's (`indexes.py`'s protocols);
+the chunks' texts are read through its `LocalTexts`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from offprompt.memory import chunking
 from offprompt.memory.storage import ranking
 from offprompt.memory.storage.base import Candidate, Hit, Ranking, SearchMode
 from offprompt.memory.storage.coverage import coverage
+from offprompt.memory.storage.fusion import LEXICAL_FIRST_WITHIN, kept_within
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
 from offprompt.memory.storage.local_texts import LocalTexts, searchable
@@ -129,11 +131,13 @@ class TextSearch:
             for c in found:
                 c.score = c.scores.get(mode, 0.0)
         best = sorted(found, key=lambda c: (c.named, c.score), reverse=True)[:top_k]
-        hits = [
-            Hit(c.record.namespace, c.record.item, c.record.offset, round(c.score, 4), c.text, c.record.start)
-            for c in best
-        ]
-        return Ranking(hits, by_words=unavailable)
+        hits = [_hit(c) for c in best]
+        if mode != "hybrid":
+            return Ranking(hits, by_words=unavailable)
+        kept = _words_first(found)
+        if top_k >= LEXICAL_FIRST_WITHIN:  # fewer asked for: the fused best, as asked
+            hits = kept_within(hits, kept)
+        return Ranking(hits, by_words=unavailable, lexical_first=kept)
 
     def _by_words(
         self,
@@ -169,6 +173,17 @@ class TextSearch:
             c.scores.setdefault("lexical", lexical.get(c.record.id, 0.0))
             if c.record.id in dense:
                 c.scores["dense"] = dense[c.record.id]
+
+
+def _words_first(found: Sequence[Candidate]) -> Hit | None:
+    """The candidate BM25 ranks first, which stays in sight: fusion may rank it low (few words, none alike in
+    meaning), and it is often the very line asked for (an option's name, a definition)."""
+    best = max(found, key=lambda c: c.scores.get("lexical", 0.0), default=None)
+    return _hit(best) if best is not None and best.scores.get("lexical", 0.0) > 0 else None
+
+
+def _hit(c: Candidate) -> Hit:
+    return Hit(c.record.namespace, c.record.item, c.record.offset, round(c.score, 4), c.text, c.record.start)
 
 
 def _collect(

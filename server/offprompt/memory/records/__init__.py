@@ -1,0 +1,162 @@
+"""Records of a stored text that is a table or a stream of records, for `memory_select` to compute over.
+
+A text that is a CSV/TSV or Markdown table, fixed-width columns (`ps`, `docker ps`, `kubectl get`, `ls -l`), a log,
+a `git log` or a test run (pytest, go test, cargo test, Jest/Vitest, JUnit) is read into a JSON array of records,
+one per row, event, commit or test, each with the `line` it starts on and its fields as typed values. The reader
+is picked by the text's syntax (`detect`, over its head and the readers of `registry.py` in order), never by a
+file name. The stored text stays as it came: records are derived from it, made in the background after the
+reference, and never searched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Final
+
+import orjson
+
+from offprompt.memory.records.base import Record, RecordReader, Value
+from offprompt.memory.records.registry import READERS
+
+__all__ = ["MAX_BYTES", "READERS", "Record", "RecordReader", "Summary", "Value", "detect", "make", "preview"]
+
+#: The head of a text its kind is told from.
+SNIFF_CHARS: Final = 16 * 1024
+#: Records of one item take at most this many bytes of JSON; past it they are not kept (and the reason is said).
+MAX_BYTES: Final = 64 * 1024**2
+#: Fields named in a summary, at most.
+SHOWN_FIELDS: Final = 16
+#: A categorical field counted in the example, in this order of preference.
+_GROUPS: Final = ("outcome", "level", "status", "STATUS", "state", "type", "template")
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a text's records are: the reader's kind, how many, their fields, one jq example; `estimated` when
+    counted over the head only; `skipped` says why they were not kept."""
+
+    kind: str
+    what: str
+    count: int
+    fields: tuple[str, ...]
+    example: str
+    estimated: bool = False
+    skipped: str = ""
+
+    def to_text(self) -> str:
+        about = "about " if self.estimated else ""
+        shown = ", ".join(self.fields[:SHOWN_FIELDS]) + (", …" if len(self.fields) > SHOWN_FIELDS else "")
+        head = f"Records: {about}{self.count:,} {self.what} of a {self.kind} (fields: {shown})"
+        if self.skipped:
+            return f"{head}; not kept: {self.skipped}. Read the text with memory_load or memory_grep."
+        return f"{head}. memory_select reads them as a JSON array, e.g. expression {self.example!r}."
+
+    def to_dict(self) -> dict[str, Any]:
+        found = asdict(self)
+        found["fields"] = list(self.fields)
+        return found
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Summary:
+        return cls(**{**data, "fields": tuple(data["fields"])})
+
+
+def detect(text: str, kind: str = "text") -> RecordReader | None:
+    """The reader for this text's syntax, if it is a table or a stream of records (JSON is selected as it is)."""
+    head = _head(text)
+    if kind == "json" or not head.strip() or _is_json(text):
+        return None
+    lines = head.split("\n")
+    return next((reader for reader in READERS if reader.fits(lines)), None)
+
+
+def preview(text: str, kind: str = "text") -> Summary | None:
+    """The summary read from the text's head alone (a few milliseconds for any size): the count is estimated when
+    the head is not the whole text."""
+    reader = detect(text, kind)
+    if reader is None:
+        return None
+    head = _head(text)
+    records = list(reader.read(head))
+    if not records:
+        return None
+    whole = len(head) == len(text)
+    # Records follow lines more closely than bytes (a table's later rows are longer: bigger numbers, longer ids).
+    lines = (text.count("\n") + 1, head.count("\n") + 1)
+    count = len(records) if whole else max(len(records), round(len(records) * lines[0] / lines[1]))
+    return _summary(reader, records, count, estimated=not whole)
+
+
+def make(text: str, kind: str = "text", max_bytes: int = MAX_BYTES) -> tuple[Summary, bytes | None] | None:
+    """The text's records as a JSON array and their summary; None for a text with none. Past `max_bytes` the
+    array is not returned and the summary says why."""
+    reader = detect(text, kind)
+    if reader is None:
+        return None
+    records = list(reader.read(text))
+    if not records:
+        return None
+    data = _json(records)
+    summary = _summary(reader, records, len(records))
+    if len(data) > max_bytes:
+        skipped = f"their JSON would take {len(data):,} bytes, over the cap of {max_bytes:,} bytes for one text"
+        return replace(summary, skipped=skipped), None
+    return summary, data
+
+
+def _is_json(text: str) -> bool:
+    """JSON text (or JSON Lines) that jq reads as it is."""
+    stripped = text.lstrip()
+    if stripped[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(stripped)
+    except ValueError:
+        first = stripped.split("\n", 1)[0]
+        try:
+            json.loads(first)  # JSON Lines: memory_select reads them as one array already
+        except ValueError:
+            return False
+    return True
+
+
+def _head(text: str) -> str:
+    if len(text) <= SNIFF_CHARS:
+        return text
+    cut = text.rfind("\n", 0, SNIFF_CHARS)
+    return text[: cut if cut > 0 else SNIFF_CHARS]
+
+
+def _summary(reader: RecordReader, records: Sequence[Record], count: int, *, estimated: bool = False) -> Summary:
+    fields = tuple(dict.fromkeys(key for record in records[:1000] for key in record if key != "line"))
+    return Summary(reader.name, reader.what, count, (*fields, "line"), _example(fields, records), estimated)
+
+
+def _example(fields: Sequence[str], records: Sequence[Record]) -> str:
+    """One jq line that computes over these records: a count by a category, else the record with most of a number."""
+    sample = records[:200]
+    for name in _GROUPS:
+        values = {r.get(name) for r in sample}
+        if name in fields and 1 < len(values - {None}) <= 12:
+            return f"group_by(.{name}) | map({{{name}: .[0].{name}, count: length}})"
+    for name in ("files_changed", "size", "duration", *fields):
+        if name in fields and name != "table" and _jq_name(name) and any(_numeric(r.get(name)) for r in sample):
+            return f"max_by(.{name})"
+    return "length"
+
+
+def _numeric(value: Value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _jq_name(name: str) -> bool:
+    return name.isidentifier()
+
+
+def _json(records: Sequence[Record]) -> bytes:
+    try:
+        return orjson.dumps(records)
+    except TypeError:  # an integer past 64 bits
+        return json.dumps(records, separators=(",", ":"), ensure_ascii=False).encode()

@@ -1,0 +1,37 @@
+"""The record readers, most specific first: the detector takes the first whose syntax the text's head fits.
+
+A commit log and a test run are told by lines no table has; a Markdown table before CSV (its `|` rows would
+read as one column); `ls -l` before other columns (it has no header); logs last (a test run's lines may carry
+timestamps too). Adding a kind is one module and one line here.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from offprompt.memory.records.base import RecordReader
+from offprompt.memory.records.columns import ColumnsReader
+from offprompt.memory.records.commits import CommitsReader
+from offprompt.memory.records.delimited import DelimitedReader
+from offprompt.memory.records.listing import ListingReader
+from offprompt.memory.records.logs import LogReader
+from offprompt.memory.records.markdown_tables import MarkdownTableReader
+from offprompt.memory.records.tests_cargo import CargoTestReader
+from offprompt.memory.records.tests_go import GoTestReader
+from offprompt.memory.records.tests_jest import JestReader
+from offprompt.memory.records.tests_junit import JUnitReader
+from offprompt.memory.records.tests_pytest import PytestReader
+
+READERS: Final[tuple[RecordReader, ...]] = (
+    CommitsReader(),
+    PytestReader(),
+    GoTestReader(),
+    CargoTestReader(),
+    JestReader(),
+    JUnitReader(),
+    MarkdownTableReader(),
+    DelimitedReader(),
+    ListingReader(),
+    ColumnsReader(),
+    LogReader(),
+)

@@ -1,0 +1,92 @@
+"""What words alone find is never lost: in the hybrid ranking, BM25's first passage is always among the five shown.
+
+The text is a service's notes: six sections that all speak of a server handling request timeouts (alike in meaning,
+holding most of a question's words), and one short section on the codename the question names. By words alone the
+codename's section comes first (its word is rare and said four times); fused with meaning, coverage and the lines
+holding the question's words, the six sections rank above it, and before the fix it came seventh."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+
+from offprompt.artifacts import TextArtifact
+from offprompt.memory.task_memory import TaskMemory
+
+from ..support import meta
+
+pytestmark = pytest.mark.anyio
+
+SECTIONS = [
+    (
+        "Request timeouts",
+        "The server handles each request with a timeout. When a request takes longer than the timeout, the server "
+        "cancels the request and answers with an error. The timeout of a request starts when the server reads its "
+        "first byte.",
+    ),
+    (
+        "Slow clients",
+        "A slow client may hold a request open. The server handles a slow request by applying the read timeout, and "
+        "the request is dropped once the timeout passes, so the server keeps handling the other requests.",
+    ),
+    (
+        "Upstream calls",
+        "When the server handles a request that calls an upstream service, the upstream timeout applies as well: the "
+        "request fails when either timeout passes first, and the server logs which timeout it was.",
+    ),
+    (
+        "Retries",
+        "A request that failed on a timeout is retried by the server once, with a fresh timeout, when the request is "
+        "idempotent. The server handles a second timeout by answering 504 to the client.",
+    ),
+    (
+        "Keep-alive",
+        "Between two requests on one connection, the server handles the idle time with the keep-alive timeout. A "
+        "request arriving after that timeout finds the connection closed by the server.",
+    ),
+    (
+        "Shutdown",
+        "On shutdown the server stops accepting requests and handles those in flight until the grace timeout; a "
+        "request still running when the timeout passes is cancelled by the server.",
+    ),
+    (
+        "Codenames",
+        "Zephyr. Zephyr is what the team calls the release train of the spring. Zephyr builds ship on Tuesdays; "
+        "zephyr tags end in -z.",
+    ),
+]
+QUESTION = "How does the server handle a request timeout in zephyr?"
+
+
+def notes() -> str:
+    return "\n\n".join(
+        f"## {title}\n\n{body}\n" + "\n".join(f"- note {n}: see the {title.lower()} page." for n in range(6))
+        for title, body in SECTIONS
+    )
+
+
+@pytest.fixture
+def namespace(memory: TaskMemory) -> str:
+    stored = memory.store([TextArtifact(value=notes())], tool="docs.read").namespace
+    assert memory.text.wait_indexed(600)
+    return stored
+
+
+def test_the_words_first_passage_is_among_the_five_hybrid_shows(memory: TaskMemory, namespace: str) -> None:
+    by_words, _ = memory.query(QUESTION, namespace, 1, mode="lexical")
+    assert by_words[0].text.startswith("## Codenames")
+    hybrid, _ = memory.query(QUESTION, namespace, 5, mode="hybrid")
+    assert "## Codenames" in [h.text[: len("## Codenames")] for h in hybrid]
+    assert hybrid[0].text.startswith("## Request timeouts")  # the rest keeps its order: meaning still leads
+
+
+def test_it_stays_among_the_five_with_more_phrasings(memory: TaskMemory, namespace: str) -> None:
+    found = memory.search(QUESTION, namespace, 5, queries=["what happens when a request times out"])
+    assert any(h.text.startswith("## Codenames") for h in found.hits)
+
+
+async def test_memory_query_shows_it_in_its_five_passages(client: Client, namespace: str) -> None:
+    answer = await client.call_tool("memory_query", {"query": QUESTION, "artifact_namespace": namespace})
+    shown = meta(answer)["results"]
+    assert len(shown) == 5
+    assert any(r["text"].startswith("## Codenames") for r in shown)

@@ -1,0 +1,227 @@
+"""Records of tables and logs: each kind read into typed records that memory_select computes over, made after the
+reference, never searched, counted toward the quota, rebuilt by reindex.
+
+The texts in tests/data/records are written by hand in the shapes of the real tools' output (`git log --stat`,
+`pytest -v`, `go test -v`, `cargo test`, Jest, Vitest, a JUnit XML report, Maven Surefire, `ps aux`, `docker ps`,
+`kubectl get pods`, `ls -l`, a Python logging log, `dpkg.log`, CSV, TSV, a Markdown table)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from offprompt.artifacts import TextArtifact
+from offprompt.errors import InvalidArgumentError
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+
+from ..cli.run import run
+from ..support import REPO, meta, text_of
+
+DATA = REPO / "tests" / "data" / "records"
+
+pytestmark = pytest.mark.anyio
+
+
+def stored(memory: TaskMemory, name: str) -> str:
+    text = (DATA / name).read_text(encoding="utf-8")
+    return memory.store([TextArtifact(value=text)], tool="t.run", outline_tokens=400).namespace
+
+
+def selected(memory: TaskMemory, namespace: str, expression: str) -> list[Any]:
+    return [json.loads(line) for line in memory.select(namespace, expression).text.split("\n") if line]
+
+
+# Each kind, and one question a model would compute over it.
+AGGREGATIONS = [
+    ("git_log_stat.txt", "max_by(.files_changed) | .hash[:7]", "0badc0f"),
+    ("git_log_stat.txt", "map(.insertions) | add", 102),
+    (
+        "pytest_v.txt",
+        "group_by(.outcome) | map({(.[0].outcome): length}) | add",
+        {"passed": 2, "failed": 2, "skipped": 1},
+    ),
+    ("pytest_v.txt", '.[] | select(.test | endswith("test_html")) | .message', "KeyError: 'p'"),
+    ("go_test_v.txt", 'map(select(.outcome == "failed")) | map(.test)', ["TestRender", "TestRender/html"]),
+    ("go_test_v.txt", "max_by(.duration) | .package", "example.com/doc/store"),
+    (
+        "cargo_test.txt",
+        "group_by(.outcome) | map({(.[0].outcome): length}) | add",
+        {"passed": 2, "failed": 1, "skipped": 1},
+    ),
+    ("jest.txt", '.[] | select(.outcome == "failed") | [.file, .test]', ["src/format.test.js", "formats dates"]),
+    ("vitest.txt", 'map(select(.outcome == "passed")) | length', 2),
+    (
+        "junit.xml",
+        "group_by(.outcome) | map({(.[0].outcome): length}) | add",
+        {"passed": 1, "failed": 1, "error": 1, "skipped": 1},
+    ),
+    ("junit.xml", "max_by(.duration) | .test", "removesItem"),
+    ("surefire.txt", "map(.run) | add", 11),
+    ("packages.csv", "max_by(.size_kb) | .name", "git"),
+    ("packages.csv", '.[] | select(.name == "zlib1g") | .description', "compression library - runtime"),
+    ("hosts.tsv", "max_by(.cpu_pct) | .host", "db-1"),
+    ("table.md", "max_by(.ms) | .case", "render"),  # 120 above 10 and 9: numbers as numbers
+    ("ps.txt", "max_by(.RSS) | .COMMAND", "/usr/lib/firefox/firefox -contentproc -childID 3"),
+    ("docker_ps.txt", 'map(select(.STATUS | startswith("Up"))) | map(.NAMES)', ["db", "cache"]),
+    ("kubectl.txt", 'map(select(.STATUS != "Running")) | .[0].NAME', "worker-5c8d7f9b4-lq8rt"),
+    ("ls_l.txt", 'map(select(.type == "file")) | max_by(.size) | .name', "offprompt.pyz"),
+    ("app.log", "group_by(.level) | map({(.[0].level): length}) | add", {"INFO": 3, "DEBUG": 1, "WARN": 1, "ERROR": 2}),
+    ("app.log", "map(select(.status >= 500)) | map(.path)", ["/v1/items", "/v1/users"]),
+    ("dpkg.log", 'map(select(.template == "status installed <*> <*>")) | length', 2),
+]
+
+
+@pytest.mark.parametrize(("name", "expression", "expected"), AGGREGATIONS)
+def test_memory_select_computes_over_the_records_of_each_kind(
+    memory: TaskMemory, name: str, expression: str, expected: Any
+) -> None:
+    namespace = stored(memory, name)
+    assert selected(memory, namespace, expression) == [expected]
+
+
+async def test_the_reference_says_records_exist_with_a_line_that_runs(memory: TaskMemory, client: Client) -> None:
+    text = (DATA / "git_log_stat.txt").read_text(encoding="utf-8")
+    reference = memory.store([TextArtifact(value=text)], tool="git.log", outline_tokens=400).to_result()
+    shown = "\n".join(block.text for block in reference.content if hasattr(block, "text"))
+    assert "Records: 3 commits of a git log (fields: hash, author, email, date, files_changed" in shown
+    namespace = reference.meta["offprompt"]["artifact_namespace"] if reference.meta else ""
+    example = re.search(r"expression '([^']+)'", shown)
+    assert example is not None
+    answer = await client.call_tool("memory_select", {"artifact_namespace": namespace, "expression": example[1]})
+    assert not answer.is_error, text_of(answer)
+    assert json.loads(text_of(answer).split("\n")[0])["hash"].startswith("0badc0f")
+    assert memory.payload(namespace) == text.encode()  # records are derived: the text stays as it came
+
+    outline = await client.call_tool("memory_outline", {"artifact_namespace": namespace})
+    assert "Records: 3 commits of a git log" in text_of(outline)
+    listed = await client.call_tool("memory_list", {})
+    assert "records for memory_select: 3 commits (item 0)" in text_of(listed)
+    assert meta(listed)["namespaces"][0]["records"][0]["count"] == 3
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
+def test_the_outlines_example_line_runs_on_each_kind(memory: TaskMemory, name: str) -> None:
+    namespace = stored(memory, name)
+    first = memory.outline(namespace)[0]
+    assert first.kind == "records"
+    example = re.search(r"expression '([^']+)'", first.title)
+    assert example is not None
+    answer = selected(memory, namespace, example[1])
+    assert answer
+    assert answer != [None]
+
+
+def test_a_big_log_is_counted_about_in_the_reference_and_exactly_once_made(memory: TaskMemory) -> None:
+    lines = [
+        f"2026-11-30 08:{i // 60 % 60:02d}:{i % 60:02d} {'ERROR' if i % 7 == 0 else 'INFO'} job {i} done"
+        for i in range(6000)
+    ]
+    reference = memory.store([TextArtifact(value="\n".join(lines) + "\n")], tool="t.log", outline_tokens=400)
+    assert reference.outline[0].title.startswith("Records: about ")
+    assert selected(memory, reference.namespace, 'map(select(.level == "ERROR")) | length') == [858]
+    assert memory.outline(reference.namespace)[0].title.startswith("Records: 6,000 events of a log")
+
+
+def test_text_that_is_no_table_has_no_records(memory: TaskMemory) -> None:
+    prose = "The deploy failed twice.\nWe rolled back, then forward.\n\nNobody was paged.\n"
+    namespace = memory.store([TextArtifact(value=prose)], tool="t.note", outline_tokens=400).namespace
+    assert not memory.outline(namespace)[0].title.startswith("Records")
+    with pytest.raises(InvalidArgumentError, match="is not JSON"):
+        memory.select(namespace, "length")
+
+
+def test_records_are_never_search_hits(memory: TaskMemory) -> None:
+    namespace = stored(memory, "git_log_stat.txt")
+    assert selected(memory, namespace, "length") == [3]
+    hits, _ = memory.query("files_changed insertions deletions", namespace=namespace, mode="lexical")
+    assert hits
+    assert all('"files_changed"' not in hit.text for hit in hits)
+
+
+def test_records_count_toward_the_quota_and_are_private(memory: TaskMemory, settings: MemorySettings) -> None:
+    namespace = stored(memory, "packages.csv")
+    text_only = memory.used_bytes()
+    selected(memory, namespace, "length")
+    path = settings.directory / "text" / "raw" / namespace / "0.records"
+    assert memory.used_bytes() - text_only >= path.stat().st_size > 0
+    assert path.stat().st_mode & 0o777 == 0o600
+    memory.delete(namespace)
+    assert not path.exists()
+
+
+def test_records_over_their_cap_are_skipped_and_said_never_failing_the_store(tmp_path: Path) -> None:
+    memory = TaskMemory.open(MemorySettings(name="cap", data_dir=tmp_path, records_max_bytes=200))
+    try:
+        namespace = stored(memory, "packages.csv")  # the store itself goes through
+        with pytest.raises(InvalidArgumentError, match=r"6 rows, not kept: their JSON would take [\d,]+ bytes, over"):
+            memory.select(namespace, "length")
+        assert memory.load(namespace).to_text() == (DATA / "packages.csv").read_text(encoding="utf-8")
+    finally:
+        memory.close()
+
+
+def test_reindex_makes_the_records_again(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    settings = MemorySettings(name="re", data_dir=tmp_path / "data")
+    memory = TaskMemory.open(settings)
+    namespace = stored(memory, "pytest_v.txt")
+    made = selected(memory, namespace, ".")
+    memory.close()
+    path = settings.directory / "text" / "raw" / namespace / "0.records"
+    path.write_bytes(b"[]")  # stale, as if made by an older reader
+    code, _, err = run(capfd, "memory", "reindex", "--data-dir", str(settings.data_dir), "--memory-name", "re")
+    assert code == 0, err
+    assert json.loads(path.read_bytes()) == made[0]
+
+
+def test_real_git_log_stat_ls_and_pytest_outputs(memory: TaskMemory, tmp_path: Path) -> None:
+    """The tools' own output, made here: the commit that touched the most files, the biggest file, the tests that
+    failed."""
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
+        ).stdout
+
+    git("init", "-q")
+    for n, files in enumerate([1, 9, 10, 2]):  # 10 above 9: numbers as numbers
+        for k in range(files):
+            (repo / f"f{n}_{k}.txt").write_text("x\n" * (k + 1))
+        git("add", ".")
+        git("commit", "-q", "-m", f"change {n} of {files} files")
+    log = stored_text(memory, git("log", "--stat"))
+    assert selected(memory, log, "max_by(.files_changed) | .subject") == ["change 2 of 10 files"]
+
+    (repo / "big.bin").write_bytes(b"\0" * 123_456)
+    listing = subprocess.run(["ls", "-l", str(repo)], capture_output=True, text=True, check=True).stdout
+    ls = stored_text(memory, listing)
+    assert selected(memory, ls, "max_by(.size) | [.name, .size]") == [["big.bin", 123_456]]
+
+    (tmp_path / "test_sample.py").write_text(
+        "import pytest\n\ndef test_one():\n    assert 1\n\ndef test_two():\n    assert 1 == 2, 'two is not one'\n\n"
+        "@pytest.mark.parametrize('n', [1, 2, 3])\ndef test_many(n):\n    assert n != 2\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout
+    tests = stored_text(memory, run)
+    counts = "group_by(.outcome) | map({(.[0].outcome): length}) | add"
+    assert selected(memory, tests, counts) == [{"passed": 3, "failed": 2}]
+    failed = selected(memory, tests, '[.[] | select(.outcome == "failed") | .test | split("::")[1]]')
+    assert failed == [["test_two", "test_many[2]"]]
+
+
+def stored_text(memory: TaskMemory, text: str) -> str:
+    return memory.store([TextArtifact(value=text)], tool="t.run").namespace
