@@ -125,6 +125,8 @@ class Downstream:
         self._warned: set[str] = set()
         self.on_relay: RelayFn | None = None  # what the server says beside its results, for the clients
         self._sensitive_calls = 0  # calls in flight to an `always` tool: what the server says meanwhile is theirs
+        #: Its `always` tools, settled here: a call reads this set, not the config (one call less on the tiny call).
+        self._always = frozenset(t for t in config.tools if config.policy_for(t) == "always")
         self.list_secrets: ListSecrets | None = None  # its lists' secrets become handles as they arrive
         self.tools_version = 0
         self._tools: list[mt.Tool] = []
@@ -376,7 +378,7 @@ class Downstream:
         """`send` for `caller`'s client, which is in flight to this downstream meanwhile (so that the server's
         requests during the call reach it): see `_send`."""
         self.callers.enter(caller)
-        sensitive = self.config.policy_for(tool) == "always"
+        sensitive = tool in self._always
         self._sensitive_calls += sensitive
         try:
             return await self._send(tg, tool, limit, send, native)
