@@ -26,7 +26,6 @@ import logging
 from typing import Any, Final
 
 import anyio.to_thread
-import mcp_types as mt
 from mcp.shared.dispatcher import ProgressFnT
 
 from offprompt.proxy.list_secrets import LISTS_OWNER, OWNED_META
@@ -66,14 +65,6 @@ def result_without_owned_meta(raw: dict[str, Any]) -> dict[str, Any]:
         if any(a is not b for a, b in zip(blocks, content, strict=True)):
             out = {**out, "content": blocks}
     return out
-
-
-def holds_owned_meta(result: mt.CallToolResult) -> bool:
-    """Whether a result model has a `_meta` key offprompt owns, in itself or a content block."""
-    return any(
-        isinstance(meta, dict) and not OWNED_META.isdisjoint(meta)
-        for meta in (result.meta, *(getattr(block, "meta", None) for block in result.content))
-    )
 
 
 class NotificationBoundary:

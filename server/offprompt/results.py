@@ -51,9 +51,10 @@ from offprompt.errors import OffpromptError
 from offprompt.jsonrpc import MAX_DEPTH, MODEL_MAX_DEPTH, depth, dumps
 from offprompt.memory.catalog import Origin
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.notifications import holds_owned_meta, result_without_owned_meta
+from offprompt.notifications import result_without_owned_meta
 from offprompt.policy import Thresholds, decide, passes_by_size, result_text_size
 from offprompt.proxy.intent import INTENT
+from offprompt.proxy.list_secrets import OWNED_META
 from offprompt.secrets import Redactor, json_may_hold_secret, may_hold_secret, may_hold_secret_in
 from offprompt.tokens import count_tokens
 
@@ -149,10 +150,23 @@ def _blocks_well_formed(content: Any) -> bool:
     return True
 
 
-def _has_meta(raw: dict[str, Any]) -> bool:
-    """Whether a result as JSON has a `_meta`, in itself or a content block (here: no call on the tiny call's way)."""
+def _has_owned_meta(raw: dict[str, Any]) -> bool:
+    """Whether a result as JSON has a `_meta` key offprompt owns, in itself or a content block (checked here: the
+    tiny call makes no call out of this module for it)."""
     content = raw.get("content")
-    return "_meta" in raw or (isinstance(content, list) and any("_meta" in b for b in content if isinstance(b, dict)))
+    metas = (
+        [raw.get("_meta"), *(b.get("_meta") for b in content if isinstance(b, dict))]
+        if isinstance(content, list)
+        else [raw.get("_meta")]
+    )
+    return any(isinstance(meta, dict) and not OWNED_META.isdisjoint(meta) for meta in metas)
+
+
+def _model_has_owned_meta(result: mt.CallToolResult) -> bool:
+    return any(
+        isinstance(meta, dict) and not OWNED_META.isdisjoint(meta)
+        for meta in (result.meta, *(getattr(block, "meta", None) for block in result.content))
+    )
 
 
 def _error_as_result(exc: MCPError) -> mt.CallToolResult:
@@ -290,7 +304,7 @@ class ResultBoundary:
             return result_json(error_result(f"{site.source} answered with a result that is not an object."))
         if not _blocks_well_formed(raw.get("content")):
             mt.CallToolResult.model_validate(raw)  # raises what is wrong, as the SDK path says it
-        if _has_meta(raw):  # a forged `_meta["offprompt"]` would read as offprompt's own
+        if _has_owned_meta(raw):  # a forged `_meta["offprompt"]` would read as offprompt's own
             raw = result_without_owned_meta(raw)
         body = dumps(raw)
         if passes_by_size(site.mode, raw.get("isError") is True, len(body), self.settings.thresholds):
@@ -311,7 +325,7 @@ class ResultBoundary:
     async def settle(self, site: CallSite, result: mt.CallToolResult) -> mt.CallToolResult:
         """The result itself, or, when the policy says so, the reference to where it was stored; its secrets
         replaced by handles either way (a stored result is redacted before it is stored)."""
-        if holds_owned_meta(result):  # a forged `_meta["offprompt"]` would read as offprompt's own
+        if _model_has_owned_meta(result):  # a forged `_meta["offprompt"]` would read as offprompt's own
             result = mt.CallToolResult.model_validate(result_without_owned_meta(result_json(result)))
         nested = depth(result.structured_content, MODEL_MAX_DEPTH)
         if nested > MODEL_MAX_DEPTH:

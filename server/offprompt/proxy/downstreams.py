@@ -150,7 +150,9 @@ class Downstream:
 
     async def redacted(self, items: Sequence[M]) -> list[M]:
         """Listed `items` as clients may see them and the cache may keep them: their secrets as handles."""
-        return list(items) if self.list_secrets is None else await self.list_secrets.redacted(self.name, items)
+        if self.list_secrets is None or not items:
+            return list(items)
+        return await self.list_secrets.redacted(self.name, items)
 
     async def raw_uri(self, uri: str) -> str:
         """A URI this server listed, as it wrote it (`uri` as the clients were given it)."""
