@@ -29,9 +29,11 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from offprompt.config import parse_config
 from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.notifications import NotificationBoundary
 from offprompt.proxy.downstreams import Proxy
 from offprompt.proxy.list_cache import ListCache
-from offprompt.secrets import HANDLE
+from offprompt.proxy.notification import Notification
+from offprompt.secrets import HANDLE, Redactor
 from offprompt.serve.app import build_server
 from tests.serve.test_transports import ALICE, BOB, local_url
 from tests.serving import clean_env, offprompt_serving
@@ -364,3 +366,19 @@ def test_check_says_a_tool_is_listed_more_than_once(tmp_path: Path) -> None:
         check=False,
     )
     assert 'lists tool "dup" 3 times' in done.stdout + done.stderr
+
+
+# -- the boundary itself -------------------------------------------------------------------------------------------
+
+
+async def test_a_downstreams_cancellation_of_its_own_request_is_no_clients_business() -> None:
+    boundary = NotificationBoundary(Redactor(None))
+    cancelled = Notification("loud", "notifications/cancelled", {"requestId": 1, "reason": "gave up"})
+    assert await boundary.params_for(cancelled, "") is None  # its id is not one of the client's requests
+
+
+async def test_a_sensitive_servers_task_status_keeps_its_state_and_loses_its_words() -> None:
+    boundary = NotificationBoundary(Redactor(None))
+    status = {"taskId": "t1", "status": "working", "statusMessage": f"uploading with {AWS_KEY}"}
+    heard = await boundary.params_for(Notification("loud", "notifications/tasks/status", status, sensitive=True), "")
+    assert heard == {"taskId": "t1", "status": "working"}

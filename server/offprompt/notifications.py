@@ -39,6 +39,8 @@ PROGRESS: Final = "notifications/progress"
 UPDATED: Final = "notifications/resources/updated"
 #: The words of a notification that is not a log, left out when its server is sensitive.
 _WORDS: Final = {PROGRESS: "message", "notifications/tasks/status": "statusMessage"}
+#: About the downstream's own requests to offprompt (their ids are not the client's): told to no client.
+_OWN_AFFAIRS: Final = frozenset({"notifications/cancelled"})
 _LEVELS: Final = frozenset({"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"})
 
 
@@ -77,6 +79,8 @@ class NotificationBoundary:
 
     async def params_for(self, note: Notification, owner: str) -> dict[str, Any] | None:
         """What `owner`'s client hears of `note`: its params, or None when it hears nothing."""
+        if note.method in _OWN_AFFAIRS:
+            return None
         if note.sensitive and note.method == LOG:
             self._dropped(note)
             return None
