@@ -117,12 +117,13 @@ async def _serve(
         tool_places=tool_places(config),
         cache=ListCache.default(),
     )
+    results = ResultBoundary(  # both paths
+        memory, ResultSettings.of(settings), sharing=proxy.sharing(), flows_to=proxy.flows_to()
+    )
+    proxy.redact_lists_with(results.redactor)  # before the servers start: their lists are listed and cached
     # No warm-up here: the tokenizer tables (~80 MB) load with the first result that needs counting, so a client
     # that only lists tools, or whose results all pass by size, never pays for them.
     async with proxy.running():
-        results = ResultBoundary(  # both paths
-            memory, ResultSettings.of(settings), sharing=proxy.sharing(), flows_to=proxy.flows_to()
-        )
         server = build_server(memory, proxy, settings, results)
         if transport.transport != "stdio":
             await serve_transport(server, transport, _announce, listener)
@@ -252,9 +253,13 @@ async def _check_servers(config: LoadedConfig, reports: dict[str, _ServerReport]
     name none of its tools, unprefixed names that clash, and tools its cached list had that it lists no more."""
     from offprompt.proxy.downstreams import Proxy
     from offprompt.proxy.list_cache import ListCache
+    from offprompt.secrets import Redactor
 
     logging.getLogger("offprompt").setLevel(logging.CRITICAL)  # the report says each problem once, in order
     proxy = Proxy(config.servers, places={n: config.place(n) for n in config.servers}, cache=ListCache.default())
+    # The lists it caches hold handles, never secrets; their values stay in this process (a resource whose URI held
+    # one reads once its server has started again and listed it).
+    proxy.redact_lists_with(Redactor(None, proxy.sharing()))
     cached = {name: d.cached_tools for name, d in proxy.downstreams.items()}
     async with proxy.running():
         await proxy.ready()
@@ -273,6 +278,9 @@ async def _check_servers(config: LoadedConfig, reports: dict[str, _ServerReport]
             if gone:
                 report.problems.append(f"{name}: no longer lists {', '.join(gone)}, which it listed before")
         proxy.routes()
+        for duplicate in proxy.duplicates:  # a tool listed more than once: kept apart, said here too
+            listing = next(name for name in reports if duplicate.startswith(f'MCP server "{name}" lists'))
+            reports[listing].problems.append(duplicate)
         for collision in proxy.collisions:  # unprefixed names that clash ("prefix": false): the first one it names
             clashing = next(name for name in reports if collision.startswith(f'MCP server "{name}" lists'))
             reports[clashing].problems.append(collision)

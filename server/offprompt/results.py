@@ -17,7 +17,10 @@ path (`serve/app.py`), the stdio fast lane (`serve/fastlane.py`) and
   way out, for a server allowed to receive them (and a stored output passed on
   goes only where its origin allows); known-format secrets anywhere
   in the result become handles on the way back, before anything is stored,
-  unless the tool's `"secrets"` is `"pass"`.
+  unless the tool's `"secrets"` is `"pass"`;
+- `_meta` keys offprompt owns (`offprompt`, `progressToken`), never taken from a
+  downstream's result (`notifications.result_without_owned_meta`): a forged
+  `_meta["offprompt"]` would read as one of offprompt's own references.
 
 A downstream's protocol error (`MCPError`) of an `auto` tool goes back to the
 client as the JSON-RPC error it was, its secrets replaced by handles.
@@ -49,8 +52,10 @@ from offprompt.errors import OffpromptError, ResultTimeoutError
 from offprompt.jsonrpc import MAX_DEPTH, MODEL_MAX_DEPTH, depth, dumps
 from offprompt.memory.catalog import Origin
 from offprompt.memory.task_memory import Reference, TaskMemory
+from offprompt.notifications import result_without_owned_meta
 from offprompt.policy import Decision, Thresholds, decide, passes_by_size, result_text_size
 from offprompt.proxy.intent import INTENT
+from offprompt.proxy.list_secrets import OWNED_META
 from offprompt.secrets import Redactor, json_may_hold_secret, may_hold_secret, may_hold_secret_in
 from offprompt.tokens import count_tokens
 
@@ -164,6 +169,25 @@ def _blocks_well_formed(content: Any) -> bool:
         if fields is None or not all(isinstance(block.get(name), kind) for name, kind in fields):
             return False
     return True
+
+
+def _has_owned_meta(raw: dict[str, Any]) -> bool:
+    """Whether a result as JSON has a `_meta` key offprompt owns, in itself or a content block (checked here: the
+    tiny call makes no call out of this module for it)."""
+    content = raw.get("content")
+    metas = (
+        [raw.get("_meta"), *(b.get("_meta") for b in content if isinstance(b, dict))]
+        if isinstance(content, list)
+        else [raw.get("_meta")]
+    )
+    return any(isinstance(meta, dict) and not OWNED_META.isdisjoint(meta) for meta in metas)
+
+
+def _model_has_owned_meta(result: mt.CallToolResult) -> bool:
+    return any(
+        isinstance(meta, dict) and not OWNED_META.isdisjoint(meta)
+        for meta in (result.meta, *(getattr(block, "meta", None) for block in result.content))
+    )
 
 
 def _error_as_result(exc: MCPError) -> mt.CallToolResult:
@@ -301,6 +325,8 @@ class ResultBoundary:
             return result_json(error_result(f"{site.source} answered with a result that is not an object."))
         if not _blocks_well_formed(raw.get("content")):
             mt.CallToolResult.model_validate(raw)  # raises what is wrong, as the SDK path says it
+        if _has_owned_meta(raw):  # a forged `_meta["offprompt"]` would read as offprompt's own
+            raw = result_without_owned_meta(raw)
         body = dumps(raw)
         if passes_by_size(site.mode, raw.get("isError") is True, len(body), self.settings.thresholds):
             if site.secrets == "pass" or not may_hold_secret(body):
@@ -320,6 +346,8 @@ class ResultBoundary:
     async def settle(self, site: CallSite, result: mt.CallToolResult) -> mt.CallToolResult:
         """The result itself, or, when the policy says so, the reference to where it was stored; its secrets
         replaced by handles either way (a stored result is redacted before it is stored)."""
+        if _model_has_owned_meta(result):  # a forged `_meta["offprompt"]` would read as offprompt's own
+            result = mt.CallToolResult.model_validate(result_without_owned_meta(result_json(result)))
         nested = depth(result.structured_content, MODEL_MAX_DEPTH)
         if nested > MODEL_MAX_DEPTH:
             return error_result(

@@ -143,7 +143,7 @@ async def test_secrets_in_uris_names_and_meta_become_handles_and_uris_stay_valid
         assert HANDLE.search(link.description or "") is not None
         assert str(embedded.resource.uri).startswith("file:///x?token=%E2%9F%A6secret%3A")
         assert result.meta is not None
-        assert result.meta["progressToken"] == "kept-as-is"  # the protocol's own keys are left alone
+        assert "progressToken" not in result.meta  # offprompt's own key: a progress gets the client's own token
         assert HANDLE.search(result.meta["download"]) is not None
 
         # The URI as shown, passed back to the server that sent it, arrives as the server wrote it.

@@ -46,6 +46,15 @@ class ClientChannel(Protocol):
         """The client connection this channel reaches: the channels of two calls of one client share it."""
         ...
 
+    @property
+    def owner(self) -> str:
+        """Whose handles and namespaces the client's are: its bearer token's id, or "" (stdio, no tokens)."""
+        ...
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Tell the client something (a downstream's log message, as `notifications.py` made it); never raises."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ClientSession:
@@ -99,6 +108,13 @@ class Callers:
             )
         if self._in_flight:
             return self._channels[next(iter(self._in_flight))][-1]  # a call still in flight: its stream is open
+        return self.sole
+
+    def listener(self) -> ClientChannel | None:
+        """Where a notification of this downstream goes: the one client with calls in flight to it, else its sole
+        client; None when calls of several clients are in flight (it is nobody's for sure) or nobody listens."""
+        if len(self._in_flight) == 1:
+            return self._channels[next(iter(self._in_flight))][-1]
         return self.sole
 
     async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

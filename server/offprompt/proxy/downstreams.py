@@ -23,6 +23,7 @@ import mcp_types as mt
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
 
 from offprompt.config import (
     OffPrompt,
@@ -37,9 +38,12 @@ from offprompt.logs import keep_message_content_out_of_logs
 from offprompt.proxy.client_features import Callers, ClientChannel, ClientSession
 from offprompt.proxy.intent import with_intent
 from offprompt.proxy.list_cache import CachedLists, ListCache, as_wire, entry_key
+from offprompt.proxy.list_secrets import ListSecrets
+from offprompt.proxy.notification import Notification, RelayFn
 from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
 from offprompt.proxy.stdio_session import ConnectionClosedError, RawProgress, StdioSession, connection_closed
 from offprompt.proxy.tasks import TaskBook, TaskRecord
+from offprompt.secrets import Redactor
 
 logger = logging.getLogger(__name__)
 keep_message_content_out_of_logs()  # results of HTTP downstreams, `always` ones included
@@ -54,16 +58,17 @@ RETRY_SECONDS = 30.0  # how often a server that never started is tried again, wh
 
 ProgressFn = ProgressFnT
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 #: Which of the lists a client holds have changed.
 Listing = Literal["tools", "prompts", "resources"]
 EVERY_LISTING: tuple[Listing, ...] = ("tools", "prompts", "resources")
 TOOLS_LISTING: tuple[Listing, ...] = ("tools",)
 ChangeFn = Callable[[Collection[Listing]], Awaitable[None]]
-#: A downstream notification for the clients: the server's name, the method, its params.
-RelayFn = Callable[[str, str, dict[str, Any]], Awaitable[None]]
-RELAYED_NOTIFICATIONS = frozenset(
-    {"notifications/message", "notifications/resources/updated", "notifications/tasks/status"}
-)
+#: A downstream's own changed lists, announced as offprompt's (whose lists hold them).
+_CHANGED_LISTINGS: dict[str, Listing] = {
+    "notifications/prompts/list_changed": "prompts",
+    "notifications/resources/list_changed": "resources",
+}
 #: Names offprompt keeps for its own tools (memory_load, ...): an unprefixed server's tool may not take one.
 RESERVED_PREFIX = "memory_"
 
@@ -118,7 +123,11 @@ class Downstream:
         self.callers = Callers(name, config.roots)  # who answers the server's sampling, elicitation and roots
         self.tool_places = tool_places or {}  # where the config's `tools` entries are: "mcp.json:9: …tools.x"
         self._warned: set[str] = set()
-        self.on_relay: RelayFn | None = None  # the server's log messages and resource updates, for the clients
+        self.on_relay: RelayFn | None = None  # what the server says beside its results, for the clients
+        self._sensitive_calls = 0  # calls in flight to an `always` tool: what the server says meanwhile is theirs
+        #: Its `always` tools, settled here: a call reads this set, not the config (one call less on the tiny call).
+        self._always = frozenset(t for t in config.tools if config.policy_for(t) == "always")
+        self.list_secrets: ListSecrets | None = None  # its lists' secrets become handles as they arrive
         self.tools_version = 0
         self._tools: list[mt.Tool] = []
         self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
@@ -138,6 +147,16 @@ class Downstream:
             self.cached = cache.lists(self._cache_key)
             if self.cached is not None:
                 self.tools = self.cached.tools
+
+    async def redacted(self, items: Sequence[M]) -> list[M]:
+        """Listed `items` as clients may see them and the cache may keep them: their secrets as handles."""
+        if self.list_secrets is None or not items:
+            return list(items)
+        return await self.list_secrets.redacted(self.name, items)
+
+    async def raw_uri(self, uri: str) -> str:
+        """A URI this server listed, as it wrote it (`uri` as the clients were given it)."""
+        return uri if self.list_secrets is None else await self.list_secrets.raw_uri(self.name, uri)
 
     @property
     def cached_tools(self) -> list[mt.Tool] | None:
@@ -210,7 +229,7 @@ class Downstream:
             hooks = Hooks(self._on_notification, self._exited, self.callers.answer)
             async with self._connect(self.name, self.config, hooks) as session:
                 self.starts += 1
-                live = await _list_all_tools(session)
+                live = await self.redacted(await _list_all_tools(session))
                 previous, self.cached = self.cached, None
                 changed = self._tools_changed(previous, live)
                 self.tools = live
@@ -256,7 +275,10 @@ class Downstream:
         if self._cache is None:
             return
         try:
-            lists = CachedLists(tools, *await _list_the_rest(session))
+            prompts, resources, templates = await _list_the_rest(session)
+            lists = CachedLists(
+                tools, await self.redacted(prompts), await self.redacted(resources), await self.redacted(templates)
+            )
         except Exception as exc:  # the lists go live from the session anyway; only the next start waits
             logger.info('listing the prompts and resources of "%s" to keep them failed: %s', self.name, exc)
             return
@@ -274,11 +296,17 @@ class Downstream:
             await self._on_tools_changed(changed)
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        if method == "notifications/tools/list_changed" and self._session is not None:
-            self.tools = await _list_all_tools(self._session)
-            await self._on_tools_changed(TOOLS_LISTING)
-        elif method in RELAYED_NOTIFICATIONS and self.on_relay is not None:
-            await self.on_relay(self.name, method, params)
+        # Whose it is and how sensitive, as things stand when it arrives (before any wait).
+        client = self.callers.listener()
+        sensitive = self.config.off_prompt == "always" or self._sensitive_calls > 0
+        if method == "notifications/tools/list_changed":
+            if self._session is not None:
+                self.tools = await self.redacted(await _list_all_tools(self._session))
+                await self._on_tools_changed(TOOLS_LISTING)
+        elif method in _CHANGED_LISTINGS:
+            await self._on_tools_changed([_CHANGED_LISTINGS[method]])
+        elif self.on_relay is not None:
+            await self.on_relay(Notification(self.name, method, params, self.config.secrets, sensitive, client))
 
     async def call(
         self,
@@ -352,10 +380,13 @@ class Downstream:
         """`send` for `caller`'s client, which is in flight to this downstream meanwhile (so that the server's
         requests during the call reach it): see `_send`."""
         self.callers.enter(caller)
+        sensitive = tool in self._always
+        self._sensitive_calls += sensitive
         try:
             return await self._send(tg, tool, limit, send, native)
         finally:
             self.callers.leave(caller)
+            self._sensitive_calls -= sensitive
 
     async def _send(
         self, tg: TaskGroup, tool: str, limit: float | None, send: Callable[[McpSession], Awaitable[T]], native: bool
@@ -442,6 +473,24 @@ async def _list_all_tools(session: McpSession) -> list[mt.Tool]:
             return tools
 
 
+def _labels(server: str, tools: Sequence[mt.Tool]) -> tuple[list[str], list[str]]:
+    """Each tool's name, the second and later of one name given `__2`, `__3`, … so no two are listed alike (a
+    client keeps one of two tools of one name, or refuses the list); and a line for each name listed twice."""
+    seen: dict[str, int] = {}
+    labels: list[str] = []
+    for tool in tools:
+        seen[tool.name] = seen.get(tool.name, 0) + 1
+        labels.append(tool.name if seen[tool.name] == 1 else f"{tool.name}{SEPARATOR}{seen[tool.name]}")
+    repeated = [
+        f'MCP server "{server}" lists tool "{name}" {count} times; offprompt lists them as "{name}", '
+        + ", ".join(f'"{name}{SEPARATOR}{n}"' for n in range(2, count + 1))
+        + f' (each calls "{name}"). Tell the server\'s authors.'
+        for name, count in seen.items()
+        if count > 1
+    ]
+    return labels, repeated
+
+
 def _capable(session: McpSession, feature: str) -> bool:
     capabilities = session.server_capabilities
     return capabilities is not None and getattr(capabilities, feature, None) is not None
@@ -514,6 +563,7 @@ class Proxy:
         self._listed: list[mt.Tool] = []
         self._routes_version: tuple[int, ...] = ()
         self.collisions: list[str] = []  # unprefixed names that clash, each a line naming both sides
+        self.duplicates: list[str] = []  # tools a server lists more than once, each a line naming the names given
         # The processes of `per_session` servers, by client session id, then server name.
         self.session_downstreams: dict[str, dict[str, Downstream]] = {}
         self.tasks = TaskBook()  # task-augmented calls: which process runs each task, for whom
@@ -521,6 +571,7 @@ class Proxy:
         self._tool_places = tool_places
         self._connect = connect
         self._reported: set[str] = set()
+        self.list_secrets: ListSecrets | None = None  # set by `redact_lists_with`
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Proxy]:
@@ -585,9 +636,16 @@ class Proxy:
         for listener in self.listeners:
             await listener(listings)
 
-    async def _relay(self, server: str, method: str, params: dict[str, Any]) -> None:
+    async def _relay(self, notification: Notification) -> None:
         for relay in self.relays:
-            await relay(server, method, params)
+            await relay(notification)
+
+    def redact_lists_with(self, redactor: Redactor) -> None:
+        """Take the downstreams' lists through `redactor`'s table from now on (before the proxy runs, so that
+        nothing of theirs is listed or cached raw)."""
+        self.list_secrets = ListSecrets(redactor)
+        for downstream in self.downstreams.values():
+            downstream.list_secrets = self.list_secrets
 
     def routes(self) -> dict[str, Route]:
         """Public tool name → server and tool; rebuilt when a downstream's tool list changes."""
@@ -601,14 +659,17 @@ class Proxy:
         routes: dict[str, Route] = {}
         listed: list[mt.Tool] = []
         collisions: list[str] = []
+        duplicates: list[str] = []
         for name, downstream in self.downstreams.items():
-            for tool in downstream.tools:
+            labels, repeated = _labels(name, downstream.tools)
+            duplicates += repeated
+            for tool, label in zip(downstream.tools, labels, strict=True):
                 if downstream.config.prefix:
-                    public = public_name(name, tool.name)
+                    public = public_name(name, label)
                     if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
-                        public = public_name(name, tool.name, force_hash=True)
+                        public = public_name(name, label, force_hash=True)
                 else:
-                    public = tool.name
+                    public = label
                     clash = self._clash(name, "tool", public, routes.get(public))
                     if clash is not None:
                         collisions.append(clash)
@@ -633,6 +694,11 @@ class Proxy:
                 listed.append(tool.model_copy(update=update))
         self._routes, self._listed, self._routes_version = routes, listed, version
         self.collisions = collisions
+        for message in duplicates:
+            if message not in self._reported:
+                self._reported.add(message)
+                logger.warning("%s", message)
+        self.duplicates = duplicates
 
     def _clash(self, server: str, kind: str, name: str, taken: Route | str | None) -> str | None:
         """The message when an unprefixed `name` of `server` is taken (by `taken`'s server, or is offprompt's);
@@ -712,9 +778,9 @@ class Proxy:
         for downstream in self.downstreams.values():
             try:
                 if downstream.name in live:
-                    out.extend(publish(downstream, await fetch(live[downstream.name])))
+                    out.extend(publish(downstream, await downstream.redacted(await fetch(live[downstream.name]))))
                 elif downstream.cached is not None and not downstream.running:
-                    out.extend(publish(downstream, cached(downstream.cached)))
+                    out.extend(publish(downstream, await downstream.redacted(cached(downstream.cached))))
             except MCPError as exc:
                 if exc.code != mt.METHOD_NOT_FOUND:
                     logger.warning('listing from "%s" failed: %s', downstream.name, exc.message)
@@ -801,7 +867,7 @@ class Proxy:
         last: MCPError | None = None
         for downstream, session in await self._sessions("resources", first=self._resource_owner.get(uri)):
             try:
-                read = await session.read_resource(uri)
+                read = await session.read_resource(await downstream.raw_uri(uri))
                 return downstream.name, mt.ReadResourceResult.model_validate(read, from_attributes=True)
             except MCPError as exc:
                 last = exc
@@ -828,6 +894,8 @@ class Proxy:
                 ref = mt.PromptReference(name=own[0])
             elif self._template_owner.get(ref.uri) not in (None, downstream.name):
                 continue
+            else:  # the template as its server wrote it
+                ref = ref.model_copy(update={"uri": await downstream.raw_uri(ref.uri)})
             return (await session.complete(ref, argument, context or None)).completion
         return mt.Completion(values=[])
 
@@ -837,7 +905,8 @@ class Proxy:
         for downstream, session in await self._sessions("resources", first=owner):
             if owner not in (None, downstream.name):
                 continue
-            await (session.subscribe_resource(uri) if subscribe else session.unsubscribe_resource(uri))
+            raw = await downstream.raw_uri(uri)
+            await (session.subscribe_resource(raw) if subscribe else session.unsubscribe_resource(raw))
             return downstream.name
         raise MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
 
@@ -885,6 +954,7 @@ class Proxy:
                 tool_places,
             )
             downstream.on_relay = self._relay
+            downstream.list_secrets = self.list_secrets
             downstream.callers.sole = session.channel  # its roots are this client's, asked between calls too
             own[server] = downstream
             logger.info('MCP server "%s" gets a process of its own for a client session', server)

@@ -9,7 +9,8 @@ differ, the clients are told with `notifications/{tools,prompts,resources}/list_
 The cache sits in the user's cache directory (`OFFPROMPT_CACHE_DIR` sets another), not in a memory's, so every
 memory, `--ephemeral` runs and sibling processes share it. A server's entry is found by a hash of its config
 entry as written (`${env:…}` unexpanded, so no secret is hashed) and of the program its command resolves to.
-Files are 0600 and hold the lists only (names, descriptions, schemas, URIs), never a call's result.
+Files are 0600 and hold the lists only (names, descriptions, schemas, URIs), never a call's result, and their
+secrets as handles (`list_secrets.py`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ __all__ = ["CACHE_ENV", "CachedLists", "ListCache", "as_wire", "entry_key"]
 
 logger = logging.getLogger(__name__)
 
-_VERSION = 2  # of the file's shape: a file of another version is ignored (1 held the tools alone)
+_VERSION = 3  # of the file's shape: a file of another version is ignored (1 held the tools alone, 2 secrets raw)
 
 
 def entry_key(name: str, written: Mapping[str, Any], command: str | None) -> str:

@@ -91,9 +91,14 @@ async def open_session(name: str, config: ServerConfig, hooks: Hooks) -> AsyncIt
     assert isinstance(config, HttpServer)
 
     async def on_message(message: IncomingMessage) -> None:
-        if isinstance(message, mt.ToolListChangedNotification | mt.ResourceUpdatedNotification):
-            params = message.params.model_dump(mode="json", by_alias=True, exclude_none=True) if message.params else {}
-            await hooks.on_notification(message.method, params)
+        # Every notification but progress and logs, which the session hands to their own callbacks.
+        if isinstance(message, mt.ProgressNotification | mt.LoggingMessageNotification):
+            return
+        method, params = getattr(message, "method", None), getattr(message, "params", None)
+        if isinstance(method, str) and method.startswith("notifications/"):
+            if params is not None and not isinstance(params, dict):
+                params = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            await hooks.on_notification(method, params or {})
 
     async with AsyncExitStack() as stack:
         read, write = await stack.enter_async_context(_http_transport(config))

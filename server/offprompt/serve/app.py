@@ -20,7 +20,9 @@ from offprompt._version import __version__
 from offprompt.config import OffpromptSettings
 from offprompt.errors import OffpromptError
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.proxy.downstreams import ProgressFn, Proxy
+from offprompt.notifications import PROGRESS, NotificationBoundary
+from offprompt.proxy.downstreams import ProgressFn, Proxy, Route
+from offprompt.proxy.notification import Notification
 from offprompt.results import ResultBoundary, ResultSettings
 from offprompt.secrets.exceptions import Row, set_user_rows
 from offprompt.serve.caller import Caller, Ctx
@@ -83,8 +85,10 @@ def build_server(
     if settings is not None:  # the config's own exceptions of the secrets rules
         set_user_rows(Row(row.id, row.value, key=row.key) for row in settings.secrets_allowlist)
     results = results if results is not None else _result_boundary(memory, proxy, settings or OffpromptSettings())
-    notices = Notices()
+    notices = Notices(NotificationBoundary(results.redactor))
     if proxy is not None:
+        if proxy.list_secrets is None:  # `offprompt serve` sets it before its servers start
+            proxy.redact_lists_with(results.redactor)
         proxy.listeners.append(notices.announce)
         proxy.relays.append(notices.relay)
     handlers = Handlers(memory, proxy, results, notices)
@@ -186,7 +190,7 @@ class Handlers:
 
             async def start(channel: RoundTripChannel) -> mt.CallToolResult:
                 async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-                    forward = _quiet(caller.progress())  # the first request may have been answered
+                    forward = _quiet(self._progress(caller, route))  # the first request may have been answered
                     return (await proxy.call(params.name, arguments, forward, channel, session))[1]
 
                 return await self.results.answer(site, fetch)
@@ -194,9 +198,15 @@ class Handlers:
             return await self.rounds.call(params, caller.owner or "", caller.capabilities, start, proxy.spawn)
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-            return (await proxy.call(params.name, arguments, caller.progress(), caller.channel(), session))[1]
+            progress = self._progress(caller, route)
+            return (await proxy.call(params.name, arguments, progress, caller.channel(), session))[1]
 
         return await self.results.answer(site, fetch)
+
+    def _progress(self, caller: Caller, route: Route) -> ProgressFn:
+        """The downstream's progress to the caller's own token, its words through the notification boundary."""
+        note = Notification(route.server, PROGRESS, {}, route.secrets, route.mode == "always")
+        return self.notices.boundary.progress_to(caller.progress(), note, caller.owner or "")
 
     async def list_resources(self, ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListResourcesResult:
         caller = Caller(ctx)
@@ -265,7 +275,8 @@ class Handlers:
         if self.proxy is None or is_memory_uri(uri):
             raise MCPError(mt.INVALID_PARAMS, f"{uri} does not change: there is nothing to subscribe to")
         await self.proxy.subscribe(uri, subscribe=True)
-        self.notices.subscribe(uri, Caller(ctx).connection)
+        caller = Caller(ctx)
+        self.notices.subscribe(uri, caller.connection, caller.owner or "")
         return mt.EmptyResult()
 
     async def unsubscribe(self, ctx: Ctx, params: mt.UnsubscribeRequestParams) -> mt.EmptyResult:

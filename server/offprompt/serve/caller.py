@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import mcp_types as mt
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -14,21 +13,11 @@ from starlette.requests import Request
 from offprompt.proxy.client_features import ClientSession
 from offprompt.proxy.downstreams import ProgressFn, Proxy, Route
 from offprompt.results import CallSite
-from offprompt.serve.client_channels import ConnectionChannel, SessionChannel
+from offprompt.serve.client_channels import ConnectionChannel, SessionChannel, owner_of
 from offprompt.serve.sdk_adapter import connection_of
 
 Ctx = ServerRequestContext[Any, Any]
-
-
-def owner_of(ctx: Ctx) -> str | None:
-    """Whose namespaces a request may see and store under: over HTTP with bearer tokens, the id of the caller's
-    token (`serve.http.RequestGuard` puts it on the request); otherwise None, which sees every namespace.
-
-    Store with `owner=owner_of(ctx) or ""`.
-    """
-    request = ctx.request
-    user = request.scope.get("user") if isinstance(request, Request) else None
-    return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
+__all__ = ["Caller", "Ctx", "owner_of"]
 
 
 class Caller:
@@ -106,4 +95,4 @@ class Caller:
         if not connection.state.get("offprompt.per_session"):
             connection.state["offprompt.per_session"] = True
             connection.exit_stack.callback(proxy.end_session, key)
-        return ClientSession(key, ConnectionChannel(connection))
+        return ClientSession(key, ConnectionChannel(connection, self.owner or ""))

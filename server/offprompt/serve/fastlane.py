@@ -21,8 +21,10 @@ from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from offprompt.jsonrpc import dumps
+from offprompt.notifications import PROGRESS, NotificationBoundary
 from offprompt.proxy.client_features import ClientChannel
 from offprompt.proxy.downstreams import Proxy, Route
+from offprompt.proxy.notification import Notification
 from offprompt.results import CallSite, ResultBoundary
 from offprompt.tools import TOOLS
 
@@ -50,6 +52,7 @@ class FastLane:
     def __init__(self, proxy: Proxy, results: ResultBoundary) -> None:
         self.proxy = proxy
         self.results = results
+        self.notes = NotificationBoundary(results.redactor)  # what the downstreams say beside their results
         self.client: ClientChannel | None = None  # answers the downstreams' sampling, elicitation, roots
         self.initialized = False
         self.calls: dict[str | int, asyncio.Task[None]] = {}
@@ -109,8 +112,10 @@ class FastLane:
         if is_request_id(token):
 
             async def progress(update: dict[str, Any]) -> None:
-                update = {**update, "progressToken": token}  # the client's own token
-                await write({"jsonrpc": "2.0", "method": "notifications/progress", "params": update})
+                note = Notification(route.server, PROGRESS, update, route.secrets, route.mode == "always")
+                params = await self.notes.progress(note, token, "")  # the client's own token, stdio's one owner
+                if params is not None:
+                    await write({"jsonrpc": "2.0", "method": PROGRESS, "params": params})
 
         site = CallSite(
             route.server,

@@ -45,8 +45,9 @@ class _Asked:
 class RoundTripChannel:
     """The client of one 2026-07-28 call, as the downstream's requests see it: asked by round trips."""
 
-    def __init__(self, capabilities: mt.ClientCapabilities | None) -> None:
+    def __init__(self, capabilities: mt.ClientCapabilities | None, owner: str = "") -> None:
         self._capabilities = capabilities
+        self.owner = owner
         self._keys = itertools.count(1)
         self.asked: dict[str, _Asked] = {}  # handed out, not answered yet
         self.new = anyio.Event()  # set when a request was added or the call ended; replaced before each wait
@@ -57,6 +58,9 @@ class RoundTripChannel:
     @property
     def client(self) -> object:
         return self  # no session: each call is its own client
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Nothing: a round trip's answer is all such a call's client reads (a log waits for no round)."""
 
     async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         key = f"{method.split('/')[0]}-{next(self._keys)}"
@@ -110,7 +114,7 @@ class Rounds:
     ) -> mt.CallToolResult | mt.InputRequiredResult:
         """The first answer to a call (`start` runs it with the channel), or the next one to a retry."""
         if params.request_state is None:
-            call = _Call(RoundTripChannel(capabilities), owner)
+            call = _Call(RoundTripChannel(capabilities, owner), owner)
 
             async def run() -> None:
                 try:

@@ -312,7 +312,7 @@ class _Connection:
                 elif method == "notifications/roots/list_changed":
                     tg.start_soon(lane.proxy.roots_changed)
                 elif method == "notifications/initialized":
-                    lane.initialized = True
+                    lane.initialized = self.client.initialized = True  # the downstreams' news may go to it now
                 elif method == "notifications/cancelled" and lane.cancel(message):
                     continue
             await self.to_sdk_send(message)

@@ -59,7 +59,7 @@ class TaskHandlers:
         created = await _relayed(self.proxy.start_task(route, arguments, task, caller.channel(), session))
         task_id = created["task"]["taskId"]
         self.sites[task_id] = site
-        self.notices.own_task(task_id, caller.connection)
+        self.notices.own_task(task_id, caller.connection, caller.owner or "")
         while len(self.sites) > MAX_TASKS:
             del self.sites[next(iter(self.sites))]
         return created
