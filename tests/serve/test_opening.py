@@ -238,3 +238,23 @@ def test_set_level_waits_for_no_server_to_start(tmp_path: Path) -> None:
     served.send(call)
     assert served.answer(4)["result"]["content"][0]["text"] == "late"
     assert served.close() == 0
+
+
+def test_init_then_a_first_start_lists_every_tool(tmp_path: Path) -> None:
+    cursor = tmp_path / "cursor-mcp.json"
+    cursor.write_text(json.dumps({"mcpServers": {"counter": {"command": sys.executable, "args": [COUNTER]}}}))
+    ours = tmp_path / "offprompt.json"
+    init = ["init", "--client", "cursor", "--config", str(cursor), "--offprompt-config", str(ours), "--yes"]
+    done = subprocess.run(offprompt_command(*init), env=env(tmp_path), capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "first start lists all their tools at once" in done.stdout
+    front = FrontCache.for_config(ours, tmp_path / "cache" / "front")
+    assert front is not None
+    kept = front.lists()
+    assert kept is not None  # before any start: init started the server and kept its lists
+    served = Served(tmp_path, ours)
+    served.send(INITIALIZE, INITIALIZED, LIST)
+    listed = served.answer(2)["result"]
+    assert "counter__echo" in {t["name"] for t in listed["tools"]}
+    assert listed == kept["tools/list"]["variants"][kept["tools/list"]["versions"]["2025-11-25"]]
+    assert served.close() == 0

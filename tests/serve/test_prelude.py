@@ -237,3 +237,13 @@ def test_the_entry_point_answers_without_loading_the_sdk() -> None:
     """What runs before the prelude's answers: were the SDK or pydantic among it, they would come no sooner."""
     probe = "import offprompt.launch; from offprompt.serve.opening import Opening; assert Opening.load()"
     assert loaded_by(probe, ["mcp", "mcp_types", "pydantic", "anyio", "httpx"]) == []
+
+
+@pytest.mark.parametrize("stamp", ["sdk", "offprompt"])
+def test_data_made_for_another_sdk_or_offprompt_answers_nothing(tmp_path: Path, stamp: str) -> None:
+    """After an upgrade the file is not trusted: the real server answers the opening."""
+    data = json.loads(OPENING_FILE.read_text())
+    data[stamp] = "0.0.0-other"
+    other = tmp_path / "opening.json"
+    other.write_text(json.dumps(data))
+    assert Opening.load(other) is None
