@@ -1,5 +1,5 @@
 """13. A client's opening: spawn → `initialize` answered and spawn → `server/discover` answered, and a stop while
-offprompt is still loading, on an idle machine and with two CPU-bound loops beside (both cores busy, as a
+offprompt is still loading, with nothing beside and with two CPU-bound loops beside (both cores busy, as a
 developer's machine is during a build).
 
 offprompt runs as a client starts it, in front of the hello-world server (`servers/hello.py`), cold (a cache
@@ -117,7 +117,7 @@ async def _openings(ctx: Context, scratch: Path, busy: int, res: SectionResult) 
             for how in STOPS:
                 cold = {**base, "OFFPROMPT_CACHE_DIR": str(scratch / f"stop-{busy}-{time.monotonic_ns()}")}
                 stops[how].append(await _spawn_to_answer(offprompt, cold, "initialize", stop=how))
-    beside = f"{busy} busy loops beside" if busy else "idle"
+    beside = f"{busy} busy loops beside" if busy else "no loops beside"
     stats = {key: summarize(values[1:]) for key, values in runs.items()}
     for method in OPENINGS:
         bare = stats[("bare", method)]

@@ -103,8 +103,8 @@ def test_no_server_outlives_offprompt_killed_with_sigkill(tmp_path: Path) -> Non
     process.stdin.write(wire(INITIALIZE, INITIALIZED, call))
     process.stdin.flush()
     answers = read_lines(process.stdout.fileno(), 2)
-    assert answers[-1]["result"]["content"][0]["text"] == "up"  # the server and its child run
-    assert len(processes_with(marker)) == 2
+    assert answers[-1]["result"]["content"][0]["text"] == "up"
+    assert len(processes_with(marker)) == 3  # the server, its child and its helper
     process.kill()
     process.wait()
     deadline = time.monotonic() + STATE_DEADLINE
