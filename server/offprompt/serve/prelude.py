@@ -44,7 +44,7 @@ __all__ = ["FrontCache", "Handoff", "answer_first_requests", "exit_on_stop_signa
 _VERSION = 2  # of the front cache's file shape (1 held one client's initialize and tools/list)
 #: A line longer than this ends the prelude: the real server reads it, under its own limits.
 _MAX_PRELUDE_LINE = 1 << 20
-_POLL_SECONDS = 0.05  # how long a read waits before the import thread is looked at again
+_POLL_SECONDS = 0.01  # how long a read waits before the import thread is looked at again
 _UNUSED_SECONDS = 30 * 86400
 LEVELS = frozenset({"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"})
 INVALID_REQUEST = -32600

@@ -35,7 +35,7 @@ DRAIN_SECONDS = 0.15
 #: their answers, however busy the machine (a grep's worker process may take seconds to start at a load of 20). A
 #: client that is stopping offprompt cuts this short: Claude Code signals at once, the SDK's stdio client sends
 #: SIGTERM after 2 s, and either ends the process cleanly.
-OWN_DRAIN_SECONDS = 60.0
+OWN_DRAIN_SECONDS = 30.0
 
 
 def _dumps(message: dict[str, Any]) -> bytes:
@@ -281,7 +281,16 @@ class _Connection:
                     lane.initialized = True
                 elif method == "notifications/cancelled" and lane.cancel(message):
                     continue
+            if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+                self._given_up(message.get("params"))
             await self.to_sdk_send(message)
+
+    def _given_up(self, params: Any) -> None:
+        """A request the client cancelled may get no answer (the specification lets the server drop it): a drain
+        after stdin closes waits for it no more."""
+        cancelled = params.get("requestId") if isinstance(params, dict) else None
+        if is_request_id(cancelled):
+            self.sdk_requests.discard(cancelled)
 
     async def _route_when_ready(self, message: dict[str, Any], tg: TaskGroup) -> None:
         assert self.lane is not None
