@@ -57,6 +57,15 @@ def openings() -> list[list[dict[str, Any]]]:
                 {"jsonrpc": "2.0", "id": 3, "method": "prompts/list"},
             ]
         )
+    probe = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    sessions.append(  # a probe without the 2026 envelope, then the handshake
+        [
+            {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {}},
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": probe},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ]
+    )
     for version in ("2026-07-28", "2099-01-01"):
         meta = {"_meta": envelope(version)}
         sessions.append(

@@ -247,3 +247,20 @@ def test_data_made_for_another_sdk_or_offprompt_answers_nothing(tmp_path: Path, 
     other = tmp_path / "opening.json"
     other.write_text(json.dumps(data))
     assert Opening.load(other) is None
+
+
+def test_a_discover_probe_without_the_envelope_falls_back_to_initialize_at_once(
+    first_start: FrontCache, pipes: Any, opening: Opening
+) -> None:
+    """A client that probes `server/discover` with no 2026 envelope is told at once that there is no such method
+    here (as the SDK server says it), and its initialize is answered next: no import is waited for."""
+    probe = {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {}}
+    _, seen = run_prelude(first_start, pipes, wire(probe, INITIALIZE), answers=2)
+    assert seen == [
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "error": {"code": -32601, "message": "Method not found", "data": "server/discover"},
+        },
+        {"jsonrpc": "2.0", "id": 1, "result": opening.data["initialize"]["2025-06-18"]},
+    ]

@@ -60,12 +60,14 @@ def generate() -> dict[str, Any]:
         for method in LISTS
     }
     refusal = answers[("server/discover", UNKNOWN_VERSION)]
+    unknown_method = answers[("server/discover", "")]
     return {
         "sdk": importlib.metadata.version("mcp"),
         "offprompt": __version__,
         "initialize": initialize,
         "discover": discover,
         "discover_refused": {"code": refusal["code"], "message": refusal["message"]},
+        "discover_without_envelope": unknown_method,
         "lists": lists,
         "modern_list_envelope": modern_lists,
     }
@@ -81,6 +83,10 @@ async def _ask_every_version(memory: TaskMemory) -> dict[tuple[str, str], Any]:
             opening = [("initialize", params), ("notifications/initialized", None), ("tools/list", None)]
             got = await _session(server, [*opening, ("prompts/list", None)])
             answers.update({(method, version): got[method] for method in ("initialize", *LISTS)})
+        # A client that probes server/discover without the 2026 envelope opens a handshake connection, where the
+        # method does not exist: the error that sends it to initialize.
+        got = await _session(server, [("server/discover", {})])
+        answers[("server/discover", "")] = got["server/discover"]
         for version in (*MODERN_PROTOCOL_VERSIONS, UNKNOWN_VERSION):
             meta = {"_meta": envelope(version)}
             got = await _session(server, [("server/discover", meta), ("tools/list", meta), ("prompts/list", meta)])

@@ -272,6 +272,8 @@ class _Answering:
             return None if result is None else {"result": result}
         if method == "ping" and _plain(params):
             return {"result": {}}  # answered before initialize too, as the server does
+        if method == "server/discover":  # probed without the 2026 envelope: no such method here, initialize is
+            return {"error": dict(self._opening.data["discover_without_envelope"])}
         if self._version is None:
             return None
         if method == "logging/setLevel" and params.get("level") in LEVELS and _plain(params, "level"):
