@@ -55,3 +55,13 @@ async def test_a_log_level_and_a_running_server_s_prompt_wait_for_no_server_stil
         # Still on its first start: neither answer waited for it (before, both waited for its start to time out).
         assert (slow.running, slow.error) == (False, None)
         assert slow.log_level == "warning"  # what it is sent when it starts
+
+
+async def test_a_call_to_a_tool_its_server_does_not_list_waits_for_that_server_alone() -> None:
+    servers = {"fast": {"command": "fast"}, "slow": {"command": "slow"}}
+    proxy = Proxy(parse_config({"mcpServers": servers}).servers, connect=connect)
+    slow = proxy.downstreams["slow"]
+    async with proxy.running():
+        assert await proxy.route("fast__echo") is not None
+        assert await proxy.route("fast__gone") is None  # "Unknown tool", once fast has listed its tools
+        assert (slow.running, slow.error) == (False, None)  # not waited for: the name is not its

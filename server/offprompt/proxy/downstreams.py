@@ -691,13 +691,23 @@ class Proxy:
             self._listed_early = True
 
     async def route(self, public: str) -> Route | None:
-        """Where a public tool name goes; while servers are still starting, it waits until one lists the name
-        (or all have started)."""
+        """Where a public tool name goes; while the servers it may belong to are still starting, it waits until
+        one lists the name (or all of them have started)."""
         assert self._tg is not None, "the proxy is not running"
         with anyio.move_on_after(START_TIMEOUT):
-            while public not in self.routes() and not self.is_ready:
+            while public not in self.routes() and not self.is_ready and not self._owners_started(public):
                 await self._one_started.wait()
         return self.routes().get(public)
+
+    def _owners_started(self, public: str) -> bool:
+        """Whether every server that may list `public` has had its first start: those whose prefix it bears, and
+        every server that lists its tools unprefixed."""
+        owners = [
+            d
+            for d in self.downstreams.values()
+            if not d.config.prefix or public.startswith(public_name(d.name, "")[: MAX_NAME - 9])  # as a cut name
+        ]
+        return all(d.running or d.error is not None for d in owners)
 
     async def list_tools(self) -> list[mt.Tool]:
         """Every downstream tool under its public name, without `outputSchema` (a reference can't match it): at
