@@ -25,11 +25,11 @@ from bench.report import SectionResult, machine, table, write_json
 # the real chunk vectors the others reuse.
 SECTIONS = [
     "passthrough", "store", "fresh_query", "readback", "tokens", "startup", "growth", "secrets", "select", "soak",
-    "pass_on", "http_cost", "wide",
+    "pass_on", "http_cost", "wide", "opening",
 ]  # fmt: skip
 RUN_ORDER = [
     "store", "fresh_query", "readback", "growth", "tokens", "startup", "passthrough", "secrets", "select", "soak",
-    "pass_on", "http_cost", "wide",
+    "pass_on", "http_cost", "wide", "opening",
 ]  # fmt: skip
 RESULTS = REPO / "bench" / "results"
 

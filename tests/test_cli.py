@@ -56,6 +56,7 @@ async def test_an_unreachable_server_is_named_with_its_place_in_the_config(tmp_p
         params = StdioServerParameters(command=command, args=args, env=subprocess_env())
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
+            await session.call_tool("time__get_current_time", {"timezone": "UTC"})  # waits for its server
             names = {t.name for t in (await session.list_tools()).tools}
     assert "time__get_current_time" in names
     assert f'MCP server "remote" could not be started ({config}:3: mcpServers.remote.url)' in log.read_text()

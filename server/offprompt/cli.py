@@ -36,7 +36,7 @@ from offprompt.memory.ephemeral import EphemeralDirectory, sweep_abandoned
 from offprompt.memory.siblings import open_free
 from offprompt.memory.task_memory import TaskMemory, default_data_dir
 from offprompt.serve.http import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
-from offprompt.serve.prelude import Handoff
+from offprompt.serve.prelude import FrontCache, Handoff
 
 if TYPE_CHECKING:
     from offprompt.proxy.downstreams import Proxy
@@ -98,25 +98,13 @@ async def _serve(
     listener: socket.socket | None,
     handoff: Handoff | None,
 ) -> None:
-    from offprompt.proxy.downstreams import Proxy
-    from offprompt.proxy.list_cache import ListCache
     from offprompt.results import ResultBoundary, ResultSettings
     from offprompt.serve.app import build_server
     from offprompt.serve.fastlane import FastLane
+    from offprompt.serve.front_lists import keep_front_lists, serving_proxy
     from offprompt.serve.stdio import serve_stdio
 
-    places = {
-        name: config.place(name, "command" if isinstance(server, StdioServer) else "url")
-        for name, server in config.servers.items()
-    }
-    proxy = Proxy(
-        config.servers,
-        default_timeout=settings.call_timeout_seconds,
-        places=places,
-        intent=settings.intent,
-        tool_places=tool_places(config),
-        cache=ListCache.default(),
-    )
+    proxy = serving_proxy(config, settings.call_timeout_seconds)
     results = ResultBoundary(  # both paths
         memory, ResultSettings.of(settings), sharing=proxy.sharing(), flows_to=proxy.flows_to()
     )
@@ -132,6 +120,8 @@ async def _serve(
             # SIGTERM or SIGHUP (a client quitting) ends the session cleanly: downstreams stopped, memory closed.
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
             tg.start_soon(_announce_stdio, memory, settings, proxy)
+            if handoff is not None:  # the next start's prelude lists from these
+                tg.start_soon(keep_front_lists, handoff.front, proxy)
             await serve_stdio(server, FastLane(proxy, results), handoff)
             tg.cancel_scope.cancel()
 
@@ -159,14 +149,6 @@ async def _announce_stdio(memory: TaskMemory, settings: OffpromptSettings, proxy
     )
 
 
-def tool_places(config: LoadedConfig) -> dict[str, dict[str, str]]:
-    """Where each server's per-tool entries are in the file, to name them in a warning."""
-    return {
-        name: {entry: config.place(name, "tools", entry) for entry in server.tools}
-        for name, server in config.servers.items()
-    }
-
-
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
     if sys.platform == "win32":
         return
@@ -189,8 +171,8 @@ def _check(args: argparse.Namespace) -> int:
         reports[name] = _ServerReport(name, "disabled")
     for name in config.servers:
         reports[name] = _ServerReport(name, "ready" if args.no_start else "failed")
-    if not args.no_start and config.servers:
-        anyio.run(_check_servers, config, reports)
+    if not args.no_start:
+        anyio.run(_check_servers, config, reports, FrontCache.for_config(args.config))
     ordered = [reports[name] for name in _file_order(config, reports)]
     counts = {status: sum(1 for r in ordered if r.status == status) for status in ("ready", "failed", "disabled")}
     problems = sum(len(r.problems) for r in ordered) + len(config.warnings) + len(config.file_problems)
@@ -248,21 +230,23 @@ def _file_order(config: LoadedConfig, reports: dict[str, _ServerReport]) -> list
     return sorted(reports, key=lambda name: config.lines.get((config.servers_key, name), 1 << 30))
 
 
-async def _check_servers(config: LoadedConfig, reports: dict[str, _ServerReport]) -> None:
+async def _check_servers(config: LoadedConfig, reports: dict[str, _ServerReport], front: FrontCache | None) -> None:
     """Start every server and fill in its report: its tools, a failed start or listing, per-tool entries that
-    name none of its tools, unprefixed names that clash, and tools its cached list had that it lists no more."""
-    from offprompt.proxy.downstreams import Proxy
-    from offprompt.proxy.list_cache import ListCache
+    name none of its tools, unprefixed names that clash, and tools its cached list had that it lists no more.
+    The lists `serve` would answer are kept for its next start (`front`), so its first lists are whole."""
     from offprompt.secrets import Redactor
+    from offprompt.serve.front_lists import composed_lists, serving_proxy
 
     logging.getLogger("offprompt").setLevel(logging.CRITICAL)  # the report says each problem once, in order
-    proxy = Proxy(config.servers, places={n: config.place(n) for n in config.servers}, cache=ListCache.default())
-    # The lists it caches hold handles, never secrets; their values stay in this process (a resource whose URI held
+    proxy = serving_proxy(config)
+    # The lists it keeps hold handles, never secrets; their values stay in this process (a resource whose URI held
     # one reads once its server has started again and listed it).
     proxy.redact_lists_with(Redactor(None, proxy.sharing()))
     cached = {name: d.cached_tools for name, d in proxy.downstreams.items()}
     async with proxy.running():
         await proxy.ready()
+        if front is not None:
+            front.save(await composed_lists(proxy))
         for name, downstream in proxy.downstreams.items():
             report = reports[name]
             if not downstream.running:

@@ -169,7 +169,7 @@ def test_init_moves_the_servers_behind_offprompt_and_undo_restores_the_file(
     assert out.startswith(f"--- {path}")
     assert "ghp_s3cret" not in out  # env and headers values are not printed
 
-    code, out, err = run(capfd, *flags, "--yes")
+    code, out, err = run(capfd, *flags, "--yes", "--no-start")
     assert code == 0, err
     after = json.loads(_strip(path.read_text()))
     assert set(after[key]) == {"offprompt"} | kept
@@ -212,7 +212,7 @@ def test_init_merges_into_an_existing_offprompt_config_never_duplicating_a_name_
         '  "mcpServers": {"mcp-server": {"command": "other", "off_prompt": "always"}}\n}\n'
     )
     ours.write_text(existing)
-    code, out, err = run(capfd, "init", "--client", "cursor", "--offprompt-config", str(ours), "--yes")
+    code, out, err = run(capfd, "init", "--client", "cursor", "--offprompt-config", str(ours), "--yes", "--no-start")
     assert code == 0, err
     merged = json.loads(ours.read_text())
     assert merged["offprompt"] == {"threshold_tokens": 3000}
@@ -252,7 +252,16 @@ def test_init_for_claude_code_moves_user_and_local_scope_servers_and_undo_puts_t
     )
     ours = tmp_path / "offprompt.json"
     code, out, err = run(
-        capfd, "init", "--client", "claude-code", "--project", str(project), "--offprompt-config", str(ours), "--yes"
+        capfd,
+        "init",
+        "--client",
+        "claude-code",
+        "--project",
+        str(project),
+        "--offprompt-config",
+        str(ours),
+        "--yes",
+        "--no-start",
     )
     assert code == 0, err
     assert "fs [local scope]" in out
@@ -294,7 +303,7 @@ def test_init_merging_into_a_commented_offprompt_config_keeps_its_comments(
         "}\n"
     )
     ours.write_text(commented)
-    code, _, err = run(capfd, "init", "--client", "cursor", "--offprompt-config", str(ours), "--yes")
+    code, _, err = run(capfd, "init", "--client", "cursor", "--offprompt-config", str(ours), "--yes", "--no-start")
     assert code == 0, err
     merged = ours.read_text()
     for comment in ("// results over 3,000 tokens go off the prompt", "// the repository tools", "/* more to come */"):

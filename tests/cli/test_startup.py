@@ -31,8 +31,8 @@ IDLE_RSS_KIB = 120 * 1024
 
 
 def test_a_served_process_loads_nothing_heavy_until_it_stores(tmp_path: Path) -> None:
-    """2 s after its tools/list (a warm-up started late would show by then), a served process holds neither the
-    vector store, nor the model's runtime, nor the tokenizer tables (~80 MB): its RSS says so."""
+    """2 s after the real server's first answer (a warm-up started late would show by then), a served process holds
+    neither the vector store, nor the model's runtime, nor the tokenizer tables (~80 MB): its RSS says so."""
     config = tmp_path / "offprompt.json"
     config.write_text(json.dumps({"mcpServers": {"counter": {"command": sys.executable, "args": [COUNTER]}}}))
     served = served_over_pipes(config, tmp_path / "data")
@@ -43,11 +43,13 @@ def test_a_served_process_loads_nothing_heavy_until_it_stores(tmp_path: Path) ->
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            # Answered by the real server, never by the prelude: the server has been imported and serves.
+            {"jsonrpc": "2.0", "id": 3, "method": "resources/templates/list"},
         ):
             served.stdin.write(json.dumps(message).encode() + b"\n")
         served.stdin.flush()
         answered: dict[str, object] = {}
-        while answered.get("id") != 2:
+        while answered.get("id") != 3:
             answered = json.loads(served.stdout.readline())
         time.sleep(2)
         maps = Path(f"/proc/{served.pid}/maps").read_text()

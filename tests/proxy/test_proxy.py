@@ -387,10 +387,10 @@ async def test_tool_list_changes_reach_a_2026_listener(memory: TaskMemory, tmp_p
         await client.list_tools()
         async with client.listen(tools_list_changed=True) as subscription:
             assert text(await client.call_tool("counter__grow", {})) == "grown"
-            with anyio.fail_after(10):
+            with anyio.fail_after(60):  # a hang guard; a late start's own announcement may come first
                 async for _event in subscription:
-                    break
-        assert "counter__extra" in {t.name for t in (await client.list_tools()).tools}
+                    if "counter__extra" in {t.name for t in (await client.list_tools()).tools}:
+                        break
 
 
 @pytest.mark.node

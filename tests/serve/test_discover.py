@@ -27,7 +27,9 @@ async def test_a_client_in_auto_mode_discovers_offprompt_and_speaks_the_2026_pro
     params = StdioServerParameters(command=command, args=args, env=subprocess_env())
     async with Client(stdio_client(params)) as client:
         assert client.protocol_version == "2026-07-28"
+        listed = await client.list_tools()  # within 3 s: the slow server's tools if it has started by then
+        assert "memory_list" in {tool.name for tool in listed.tools}
+        answer = await client.call_tool("slow__echo", {"text": "discovered"})  # waits for its server
+        assert text_of(answer) == "discovered"
         listed = await client.list_tools()
         assert {"memory_list", "slow__echo"} <= {tool.name for tool in listed.tools}
-        answer = await client.call_tool("slow__echo", {"text": "discovered"})
-        assert text_of(answer) == "discovered"

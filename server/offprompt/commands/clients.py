@@ -421,6 +421,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     backup = plan.write(dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f"))
     print(f"wrote {client_path} (backup: {backup.name}; `offprompt init --client {args.client} --undo` restores it)")
+    if not getattr(args, "no_start", False):
+        _list_for_the_first_start(offprompt_path)
     print(f"restart {args.client} to use it; `offprompt check --config {offprompt_path}` checks the servers")
     _prepare_first_start(offprompt_path)
     return 0
+
+
+def _list_for_the_first_start(offprompt_path: Path) -> None:
+    """Start every server once and keep the lists, so the client's first start lists every tool at once."""
+    from offprompt.serve.front_lists import prime_front_lists
+
+    if prime_front_lists(offprompt_path):
+        print(f"started the servers of {offprompt_path} once: the first start lists all their tools at once")

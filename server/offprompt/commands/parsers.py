@@ -101,4 +101,7 @@ def add(commands: Any) -> None:
         "fast-agent's file is (default: this directory)",
     )
     init.add_argument("--yes", action="store_true", help="write without asking")
+    init.add_argument(
+        "--no-start", action="store_true", help="only write the files: do not start the servers to list their tools"
+    )
     init.add_argument("--undo", action="store_true", help="restore the client's config from the latest backup")

@@ -128,6 +128,7 @@ class Downstream:
         #: Its `always` tools, settled here: a call reads this set, not the config (one call less on the tiny call).
         self._always = frozenset(t for t in config.tools if config.policy_for(t) == "always")
         self.list_secrets: ListSecrets | None = None  # its lists' secrets become handles as they arrive
+        self.log_level: mt.LoggingLevel | None = None  # the clients' last logging/setLevel, sent at each start
         self.tools_version = 0
         self._tools: list[mt.Tool] = []
         self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
@@ -236,6 +237,8 @@ class Downstream:
                 self._session, self._stop, self.error, self.died = session, stop, None, None
                 started = True
                 task_status.started()
+                if self.log_level is not None:
+                    await self.apply_log_level(session)
                 if changed:
                     await self._on_tools_changed(TOOLS_LISTING)
                 await self._keep_lists(session, previous, live)
@@ -294,6 +297,18 @@ class Downstream:
             changed.append("resources")
         if changed:
             await self._on_tools_changed(changed)
+
+    async def apply_log_level(self, session: McpSession) -> None:
+        """Send the clients' log level to the server, if it logs (a refusal is only logged)."""
+        level = self.log_level
+        if level is None or not _capable(session, "logging"):
+            return
+        try:
+            await session.set_logging_level(level)
+        except MCPError as exc:
+            logger.warning('"%s" refused logging level %s: %s', self.name, level, exc.message)
+        except Exception as exc:  # a server that went away gets the level at its next start
+            logger.debug('could not send logging level %s to "%s": %s', level, self.name, exc)
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         # Whose it is and how sensitive, as things stand when it arrives (before any wait).
@@ -559,6 +574,7 @@ class Proxy:
         self._one_started = anyio.Event()  # set, and replaced, each time a server's first start ends
         self._resource_owner: dict[str, str] = {}
         self.intent = intent  # each tool gets offprompt's `intent` argument (see intent.py)
+        self.log_level: mt.LoggingLevel | None = None  # the clients' last logging/setLevel
         self._routes: dict[str, Route] = {}
         self._listed: list[mt.Tool] = []
         self._routes_version: tuple[int, ...] = ()
@@ -741,13 +757,23 @@ class Proxy:
             self._listed_early = True
 
     async def route(self, public: str) -> Route | None:
-        """Where a public tool name goes; while servers are still starting, it waits until one lists the name
-        (or all have started)."""
+        """Where a public tool name goes; while the servers it may belong to are still starting, it waits until
+        one lists the name (or all of them have started)."""
         assert self._tg is not None, "the proxy is not running"
         with anyio.move_on_after(START_TIMEOUT):
-            while public not in self.routes() and not self.is_ready:
+            while public not in self.routes() and not self.is_ready and not self._owners_started(public):
                 await self._one_started.wait()
         return self.routes().get(public)
+
+    def _owners_started(self, public: str) -> bool:
+        """Whether every server that may list `public` has had its first start: those whose prefix it bears, and
+        every server that lists its tools unprefixed."""
+        owners = [
+            d
+            for d in self.downstreams.values()
+            if not d.config.prefix or public.startswith(public_name(d.name, "")[: MAX_NAME - 9])  # as a cut name
+        ]
+        return all(d.running or d.error is not None for d in owners)
 
     async def list_tools(self) -> list[mt.Tool]:
         """Every downstream tool under its public name, without `outputSchema` (a reference can't match it): at
@@ -773,7 +799,7 @@ class Proxy:
         tools/list does, only when one has no cached lists."""
         if not all(d.listable for d in self.downstreams.values()):
             await self.ready_to_list()
-        live = {downstream.name: session for downstream, session in await self._sessions(feature, wait=False)}
+        live = {downstream.name: session for downstream, session in await self._sessions(feature)}
         out: list[Any] = []
         for downstream in self.downstreams.values():
             try:
@@ -810,22 +836,20 @@ class Proxy:
 
     async def get_prompt(self, public: str, arguments: dict[str, str] | None) -> tuple[str, mt.GetPromptResult]:
         """The prompt of that public name, and the name of its server."""
-        for downstream, session in await self._sessions("prompts"):
+        for downstream in self._candidates():
+            if (session := await self._session_of(downstream, "prompts")) is None:
+                continue
             for prompt in (await session.list_prompts()).prompts:
                 if self._public(downstream.name, prompt.name) == public:
                     return downstream.name, await session.get_prompt(prompt.name, arguments)
         raise KeyError(public)
 
-    async def _sessions(
-        self, feature: str, first: str | None = None, *, wait: bool = True
-    ) -> list[tuple[Downstream, McpSession]]:
-        """The live sessions of servers that offer `feature` (`first` at the front); a dead one is skipped.
-        A get or read waits for every first start (`wait`); a listing has waited as it needs to."""
-        if wait:
-            await self.ready()
+    async def _sessions(self, feature: str) -> list[tuple[Downstream, McpSession]]:
+        """The live sessions of servers that offer `feature`, waiting for none (a listing has waited as it needs
+        to); a dead one is skipped."""
         assert self._tg is not None, "the proxy is not running"
         found: list[tuple[Downstream, McpSession]] = []
-        for downstream in sorted(self._running(), key=lambda d: d.name != first):
+        for downstream in self._running():
             try:
                 session = await downstream.ensure_started(self._tg)
             except DownstreamUnavailableError:
@@ -833,6 +857,22 @@ class Proxy:
             if _capable(session, feature):
                 found.append((downstream, session))
         return found
+
+    def _candidates(self, first: str | None = None) -> list[Downstream]:
+        """The servers a get or read may go to, `first` at the front: the running ones, then those still on their
+        first start, whose start it waits for only when no running one has answered it (a server whose start
+        failed is left out; the next call to one of its tools starts it again)."""
+        ordered = sorted(self.downstreams.values(), key=lambda d: (not d.running, d.name != first))
+        return [d for d in ordered if d.running or (d.error is None and not self.is_ready)]
+
+    async def _session_of(self, downstream: Downstream, feature: str) -> McpSession | None:
+        """`downstream`'s session once it runs, if it offers `feature`; None if it does not or could not start."""
+        assert self._tg is not None, "the proxy is not running"
+        try:
+            session = await downstream.ensure_started(self._tg)
+        except DownstreamUnavailableError:
+            return None
+        return session if _capable(session, feature) else None
 
     async def list_resources(self) -> list[mt.Resource]:
         """Every downstream resource, URI unchanged, its name prefixed with its server's."""
@@ -865,7 +905,9 @@ class Proxy:
         """Read `uri` from the server that listed it, else from the first server that has it; and that server's
         name."""
         last: MCPError | None = None
-        for downstream, session in await self._sessions("resources", first=self._resource_owner.get(uri)):
+        for downstream in self._candidates(first=self._resource_owner.get(uri)):
+            if (session := await self._session_of(downstream, "resources")) is None:
+                continue
             try:
                 read = await session.read_resource(await downstream.raw_uri(uri))
                 return downstream.name, mt.ReadResourceResult.model_validate(read, from_attributes=True)
@@ -874,18 +916,25 @@ class Proxy:
         raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
 
     async def set_logging_level(self, level: mt.LoggingLevel) -> None:
-        """Pass the client's log level on to every server that logs."""
-        for downstream, session in await self._sessions("logging"):
-            try:
-                await session.set_logging_level(level)
-            except MCPError as exc:
-                logger.warning('"%s" refused logging level %s: %s', downstream.name, level, exc.message)
+        """Pass the client's log level on to every server that logs: at once to those running, and to each other
+        one as it starts (never waiting for a start)."""
+        self.log_level = level
+        for downstream in [*self.downstreams.values(), *self._session_processes()]:
+            downstream.log_level = level
+            session = downstream.session
+            if session is not None and self._tg is not None:
+                self._tg.start_soon(downstream.apply_log_level, session)
+
+    def _session_processes(self) -> list[Downstream]:
+        return [d for own in self.session_downstreams.values() for d in own.values()]
 
     async def complete(
         self, ref: mt.PromptReference | mt.ResourceTemplateReference, argument: dict[str, str], context: dict[str, str]
     ) -> mt.Completion:
         """Completions from the server that owns the prompt (by its public name) or the resource template."""
-        for downstream, session in await self._sessions("completions"):
+        for downstream in self._candidates():
+            if (session := await self._session_of(downstream, "completions")) is None:
+                continue
             if isinstance(ref, mt.PromptReference):
                 prompts = (await session.list_prompts()).prompts if _capable(session, "prompts") else []
                 own = [p.name for p in prompts if self._public(downstream.name, p.name) == ref.name]
@@ -902,8 +951,10 @@ class Proxy:
     async def subscribe(self, uri: str, subscribe: bool) -> str:
         """Subscribe to (or unsubscribe from) a resource at the server that listed it; that server's name."""
         owner = self._resource_owner.get(uri)
-        for downstream, session in await self._sessions("resources", first=owner):
+        for downstream in self._candidates(first=owner):
             if owner not in (None, downstream.name):
+                continue
+            if (session := await self._session_of(downstream, "resources")) is None:
                 continue
             raw = await downstream.raw_uri(uri)
             await (session.subscribe_resource(raw) if subscribe else session.unsubscribe_resource(raw))
@@ -955,6 +1006,7 @@ class Proxy:
             )
             downstream.on_relay = self._relay
             downstream.list_secrets = self.list_secrets
+            downstream.log_level = self.log_level
             downstream.callers.sole = session.channel  # its roots are this client's, asked between calls too
             own[server] = downstream
             logger.info('MCP server "%s" gets a process of its own for a client session', server)

@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -25,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 from offprompt._version import __version__
 from offprompt.jsonrpc import MAX_LINE_BYTES, dumps, loads
+from offprompt.proxy import watchdog
 
 logger = logging.getLogger(__name__)
 
@@ -368,8 +371,11 @@ class StdioSession:
 
 
 async def open_process(command: str, args: list[str], env: dict[str, str], cwd: str | None) -> Process:
-    """Start the server with its stderr on ours (the client's log), as the other MCP clients do."""
-    return await asyncio.create_subprocess_exec(
+    """Start the server with its stderr on ours (the client's log), as the other MCP clients do, in a process group
+    of its own that the watchdog kills if offprompt is killed (`watchdog.py`)."""
+    # A session of its own (uvloop takes no `process_group`): its group is the one the watchdog kills.
+    own_group: dict[str, Any] = {} if sys.platform == "win32" else {"start_new_session": True}
+    process = await asyncio.create_subprocess_exec(
         command,
         *args,
         env=env,
@@ -378,7 +384,11 @@ async def open_process(command: str, args: list[str], env: dict[str, str], cwd: 
         stdout=subprocess.PIPE,
         stderr=sys.stderr,
         limit=READ_CHUNK,
+        **own_group,
     )
+    if own_group:
+        watchdog.watch(process.pid)
+    return process
 
 
 #: How long a server gets to exit after its stdin closes, and again after SIGTERM, before it is killed: offprompt's
@@ -392,15 +402,35 @@ async def close_process(process: Process, grace: float = EXIT_GRACE_SECONDS) -> 
         if process.stdin is not None:
             with contextlib.suppress(ConnectionError, OSError):
                 process.stdin.close()
-        with anyio.move_on_after(grace):
-            await process.wait()
-            return
         try:
-            process.terminate()
             with anyio.move_on_after(grace):
                 await process.wait()
                 return
-            process.kill()
-            await process.wait()
-        except ProcessLookupError:
-            pass
+            try:
+                _signal_group(process, signal.SIGTERM)
+                with anyio.move_on_after(grace):
+                    await process.wait()
+                    return
+                _signal_group(process, signal.SIGKILL)
+                await process.wait()
+            except ProcessLookupError:
+                pass
+        finally:
+            _end_group(process)
+
+
+def _signal_group(process: Process, stop: signal.Signals) -> None:
+    """`stop` to the server and what it started (`npx` → node), or to the server alone on Windows."""
+    if sys.platform == "win32":
+        process.terminate() if stop == signal.SIGTERM else process.kill()
+    else:
+        os.killpg(process.pid, stop)
+
+
+def _end_group(process: Process) -> None:
+    """What the server started and left behind goes with it; the watchdog forgets the group."""
+    if sys.platform == "win32":
+        return
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    watchdog.forget(process.pid)

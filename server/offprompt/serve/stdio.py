@@ -25,7 +25,7 @@ from pydantic_core import PydanticSerializationError
 from offprompt.jsonrpc import MAX_LINE_BYTES, PARSE_ERROR, decode, dumps, invalid_request
 from offprompt.serve.client_channels import StdioClient
 from offprompt.serve.fastlane import FastLane, is_request_id, tool_name
-from offprompt.serve.prelude import FrontCache, Handoff
+from offprompt.serve.prelude import Handoff
 
 logger = logging.getLogger(__name__)
 
@@ -33,9 +33,10 @@ logger = logging.getLogger(__name__)
 #: stopping offprompt, and kills it soon (the SDK's stdio client after 2 s).
 DRAIN_SECONDS = 0.15
 #: ... and offprompt's own requests (memory tools, lists): a script that pipes a session in and closes stdin gets
-#: their answers. A client that is stopping offprompt cuts this short: Claude Code signals at once, the SDK's stdio
-#: client sends SIGTERM after 2 s, and either ends the process cleanly.
-OWN_DRAIN_SECONDS = 5.0
+#: their answers, however busy the machine (a grep's worker process may take seconds to start at a load of 20). A
+#: client that is stopping offprompt cuts this short: Claude Code signals at once, the SDK's stdio client sends
+#: SIGTERM after 2 s, and either ends the process cleanly.
+OWN_DRAIN_SECONDS = 30.0
 
 
 def _dumps(message: dict[str, Any]) -> bytes:
@@ -115,58 +116,35 @@ async def serve_stdio(server: Server[Any], lane: FastLane | None, handoff: Hando
     transport.close()
 
 
-_LIST_CHANGED = _dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-
-
 class _FrontAnswers:
-    """The server's answers to `initialize` and `tools/list`: the latest kept for the prelude of the next start,
-    and checked against those the prelude of this start gave (`serve.prelude`)."""
+    """The requests the prelude answered before the server was imported (`serve.prelude`): their replayed answers
+    are dropped, and a list whose real answer differs from the one given is followed by its `list_changed`."""
 
     def __init__(self, handoff: Handoff | None) -> None:
-        self._cache: FrontCache | None = handoff.front if handoff is not None else None
         self._given: dict[str | int, dict[str, Any]] = dict(handoff.answered) if handoff is not None else {}
-        self._params: dict[str, Any] | None = None
-        self._initialize_id: str | int | None = None
-        self._initialize: dict[str, Any] | None = None
-        self._tools_ids: set[str | int] = set()  # of tools/list requests (first pages) not answered yet
-        self._cached_initialize_current = False  # the cache holds this session's initialize answer
-        self._kept: dict[str, Any] | None = None  # the tools/list answer the cache holds with it
 
-    def asked(self, message: dict[str, Any]) -> None:
-        method, params = message.get("method"), message.get("params")
-        if method == "initialize" and self._initialize_id is None and isinstance(params, dict):
-            self._initialize_id, self._params = message["id"], params
-        elif method == "tools/list" and not (isinstance(params, dict) and params.get("cursor")):
-            self._tools_ids.add(message["id"])
-
-    def answered(self, request_id: str | int, result: dict[str, Any]) -> Literal["same", "changed"] | None:
-        """Note the server's answer; "same" or "changed" if the prelude gave one already (drop this one), else
-        None."""
+    def answered(self, request_id: str | int, result: dict[str, Any]) -> Literal["same"] | bytes | None:
+        """None: not answered yet, send it; else the prelude answered it already (drop this one), and the
+        notification to send when the list it gave was not the real one."""
         given = self._given.pop(request_id, None)
-        if request_id == self._initialize_id and self._initialize is None:
-            self._initialize = result
-            self._cached_initialize_current = given == result
-        elif request_id in self._tools_ids:
-            self._tools_ids.discard(request_id)
-            if given is not None and self._cached_initialize_current and self._kept is None:
-                self._kept = given  # what the cache holds already
-            if result != self._kept:
-                self._save(result)
-            if given is not None and given != result:
-                return "changed"
-        return None if given is None else "same"
+        if given is None:
+            return None
+        kind = _LIST_KINDS.get(given["method"])
+        if kind is None or given.get("result") == result or "resultType" in result:
+            return "same"  # a 2026-era client has no session to tell: its next list is the real one
+        return _dumps({"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"})
 
     def refused(self, request_id: str | int) -> bool:
-        """Whether the server refused a request the prelude answered (its error is not sent: one answer each)."""
-        if self._given.pop(request_id, None) is None:
+        """Whether the prelude answered a request the server refused (its error is not sent: one answer each)."""
+        given = self._given.pop(request_id, None)
+        if given is None:
             return False
-        logger.warning("a request offprompt answered at start from its front cache failed when replayed")
+        if "result" in given:
+            logger.warning("%s, answered at start from data, failed when replayed", given["method"])
         return True
 
-    def _save(self, tools: dict[str, Any]) -> None:
-        if self._cache is not None and self._params is not None and self._initialize is not None:
-            self._cache.save(self._params, self._initialize, tools)
-            self._kept = tools
+
+_LIST_KINDS = {"tools/list": "tools", "prompts/list": "prompts"}
 
 
 async def _within(seconds: float, wait: Callable[[], Awaitable[None]]) -> None:
@@ -212,8 +190,8 @@ class _Connection:
                 if isinstance(root, mt.JSONRPCResponse):
                     kept = self.front.answered(root.id, root.result)
                     if kept is not None:  # the prelude gave this answer already
-                        if kept == "changed":
-                            await self.write(_LIST_CHANGED)
+                        if isinstance(kept, bytes):
+                            await self.write(kept)  # the list it gave was not the real one
                         continue
                 if isinstance(root, mt.JSONRPCError) and root.id is not None and self.front.refused(root.id):
                     continue  # the prelude answered it: the client has its one answer
@@ -238,7 +216,6 @@ class _Connection:
     async def to_sdk_send(self, message: Any) -> None:
         if isinstance(message, dict) and is_request_id(message.get("id")) and "method" in message:
             self.sdk_requests.add(message["id"])
-            self.front.asked(message)
         try:
             parsed = mt.jsonrpc_message_adapter.validate_python(message, by_name=False)
         except Exception as exc:
@@ -315,7 +292,16 @@ class _Connection:
                     lane.initialized = self.client.initialized = True  # the downstreams' news may go to it now
                 elif method == "notifications/cancelled" and lane.cancel(message):
                     continue
+            if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+                self._given_up(message.get("params"))
             await self.to_sdk_send(message)
+
+    def _given_up(self, params: Any) -> None:
+        """A request the client cancelled may get no answer (the specification lets the server drop it): a drain
+        after stdin closes waits for it no more."""
+        cancelled = params.get("requestId") if isinstance(params, dict) else None
+        if is_request_id(cancelled):
+            self.sdk_requests.discard(cancelled)
 
     async def _route_when_ready(self, message: dict[str, Any], tg: TaskGroup) -> None:
         assert self.lane is not None
