@@ -407,13 +407,18 @@ async def test_query_without_a_namespace_and_delete_keep_to_the_callers_token(to
         stored = await alice.call_tool("rec__echo", {"text": secret})
         namespace = stored.meta["offprompt"]["artifact_namespace"] if stored.meta else None
         assert namespace, text_of(stored)
-        mine = await alice.call_tool("memory_query", {"query": "quartzlily marmalade"})
+        # An `always` output is read only when named (an unnamed query leaves it out): its owner names it.
+        mine = await alice.call_tool("memory_query", {"query": "quartzlily marmalade", "artifact_namespace": namespace})
         assert "quartzlily" in text_of(mine)  # so the query does find it, for its owner
     async with session_for(url, BOB) as bob:
         for mode in ("hybrid", "lexical"):
             theirs = await bob.call_tool("memory_query", {"query": "quartzlily marmalade", "mode": mode})
             assert "quartzlily" not in text_of(theirs)
             assert namespace not in text_of(theirs)
+            named = await bob.call_tool(
+                "memory_query", {"query": "quartzlily marmalade", "mode": mode, "artifact_namespace": namespace}
+            )
+            assert "quartzlily" not in text_of(named)
         refused = await bob.call_tool("memory_delete", {"artifact_namespace": namespace})
         assert refused.is_error
     async with session_for(url, ALICE) as alice:
