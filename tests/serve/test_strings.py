@@ -444,3 +444,4 @@ def test_any_string_a_downstream_writes_leaves_the_server_serving_and_leaks_no_p
     assert client.close() == 0
     notifications = client.notifications  # every log and progress message the client read, the whole fuzz long
     assert [note for note in notifications if note["method"] == "notifications/progress"]
+    assert not [note for note in notifications if leaked(note)]  # logs and progress carry handles, never the key
