@@ -225,3 +225,17 @@ def test_real_git_log_stat_ls_and_pytest_outputs(memory: TaskMemory, tmp_path: P
 
 def stored_text(memory: TaskMemory, text: str) -> str:
     return memory.store([TextArtifact(value=text)], tool="t.run").namespace
+
+
+def test_a_column_of_mostly_text_keeps_its_numbers_as_written(memory: TaskMemory) -> None:
+    """A package table's Version column holds `3.134` beside `2.12.1+dfsg`: read cell by cell, `3.134` became a
+    number, `3.10` became 3.1 and the reference's example was `max_by(.Version)`, which ranks numbers below text.
+    A column is numbers only when most of its cells are; the sizes beside it stay numbers."""
+    rows = [("adduser", "3.134", 686), ("python3.10", "3.10", 120), ("libfreetype6", "2.12.1+dfsg-5", 981)]
+    rows += [(f"lib{n}", f"1.{n}.0-{n}", 100 + n) for n in range(5)]
+    text = "Package\tVersion\tInstalled-Size\n" + "".join(f"{p}\t{v}\t{s}\n" for p, v, s in rows)
+    reference = memory.store([TextArtifact(value=text)], tool="dpkg.query", outline_tokens=400)
+    namespace = reference.namespace
+    assert selected(memory, namespace, "map(.Version)") == [[v for _, v, _ in rows]]
+    assert selected(memory, namespace, 'max_by(.["Installed-Size"]) | .Package') == ["libfreetype6"]
+    assert "max_by(.Version)" not in memory.outline(namespace)[0].title

@@ -19,6 +19,7 @@ import orjson
 
 from offprompt.memory.records.base import Record, RecordReader, Value
 from offprompt.memory.records.registry import READERS
+from offprompt.memory.records.values import settle_columns
 
 __all__ = ["MAX_BYTES", "READERS", "Record", "RecordReader", "Summary", "Value", "detect", "make", "preview"]
 
@@ -79,7 +80,7 @@ def preview(text: str, kind: str = "text") -> Summary | None:
     if reader is None:
         return None
     head = _head(text)
-    records = list(reader.read(head))
+    records = settle_columns(list(reader.read(head)))
     if not records:
         return None
     whole = len(head) == len(text)
@@ -95,7 +96,7 @@ def make(text: str, kind: str = "text", max_bytes: int = MAX_BYTES) -> tuple[Sum
     reader = detect(text, kind)
     if reader is None:
         return None
-    records = list(reader.read(text))
+    records = settle_columns(list(reader.read(text)))
     if not records:
         return None
     data = _json(records)

@@ -1,12 +1,15 @@
 """A field's text as a typed value: integers and decimals as numbers, sizes such as `1.5G` as bytes, the rest as
-written, an empty cell as null."""
+written, an empty cell as null; and a column settled as a whole (`settle_columns`): numbers only where most of its
+cells are, so a Version column of `3.134` and `2.12.1+dfsg` stays text as written."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Sequence
 from typing import Final
 
-from offprompt.memory.records.base import Value
+from offprompt.memory.records.base import Record, Value
 
 _INT: Final = re.compile(r"[+-]?(?:0|[1-9]\d*)")
 _GROUPED: Final = re.compile(r"[+-]?[1-9]\d{0,2}(?:,\d{3})+")
@@ -17,7 +20,56 @@ _SIZE: Final = re.compile(r"(\d+(?:\.\d+)?)\s?([kKMGTP])(i?B)?")
 _POWERS: Final = {"k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 
 
+class _ReadInt(int):
+    """An integer read from a cell, with the cell's text: a column that is mostly text gets the text back."""
+
+    raw: str
+
+
+class _ReadFloat(float):
+    """A decimal read from a cell, with the cell's text (`3.10` stays `3.10` in a column of versions)."""
+
+    raw: str
+
+
+def _read(number: int | float, raw: str) -> int | float:
+    read: _ReadInt | _ReadFloat = _ReadInt(number) if isinstance(number, int) else _ReadFloat(number)
+    read.raw = raw
+    return read
+
+
 def typed(text: str) -> Value:
+    """The cell as a number when it reads as one (see `_typed`), remembering its text for `settle_columns`."""
+    value = _typed(text)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _read(value, text.strip())
+    return value
+
+
+def settle_columns(records: Sequence[Record]) -> list[Record]:
+    """Each field typed as its column is: where fewer than half of its filled cells read as numbers, every cell is
+    the text it was written as; elsewhere numbers are plain numbers (a stray `N/A` stays text)."""
+    numbers: Counter[str] = Counter()
+    texts: Counter[str] = Counter()
+    for record in records:
+        for key, value in record.items():
+            if isinstance(value, _ReadInt | _ReadFloat):
+                numbers[key] += 1
+            elif isinstance(value, str):
+                texts[key] += 1
+    textual = {key for key, count in texts.items() if count >= numbers[key]}
+    return [{key: _settled(value, key in textual) for key, value in record.items()} for record in records]
+
+
+def _settled(value: Value, as_text: bool) -> Value:
+    if isinstance(value, _ReadInt):
+        return value.raw if as_text else int(value)
+    if isinstance(value, _ReadFloat):
+        return value.raw if as_text else float(value)
+    return value
+
+
+def _typed(text: str) -> Value:
     """`"10"` → 10, `"2.5"` → 2.5, `"1,234"` → 1234, `"12%"` → 12, `"1.5G"` → 1610612736, `""` → None; else the
     text, stripped. A leading zero (`"007"`, a code, not a count) keeps it text."""
     value = text.strip()
