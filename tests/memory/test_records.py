@@ -239,3 +239,20 @@ def test_a_column_of_mostly_text_keeps_its_numbers_as_written(memory: TaskMemory
     assert selected(memory, namespace, "map(.Version)") == [[v for _, v, _ in rows]]
     assert selected(memory, namespace, 'max_by(.["Installed-Size"]) | .Package') == ["libfreetype6"]
     assert "max_by(.Version)" not in memory.outline(namespace)[0].title
+
+
+def test_a_long_logs_reference_shows_its_records_line_whole(memory: TaskMemory) -> None:
+    """A git log of 400 commits: every commit is a top-level outline entry, too many to name in 400 tokens, and
+    the records line (the one that says memory_select can count them) was cut to `fields: hash, autho` inside
+    the "Also at top level" line."""
+    commits = [
+        f"commit {n:040x}\nAuthor: Ada Lovelace <ada@example.org>\nDate:   Mon Nov 30 18:02:11 2026 +0100\n\n"
+        f"    change number {n}\n\n src/module_{n}.py | 2 ++\n 1 file changed, 2 insertions(+)\n"
+        for n in range(400)
+    ]
+    reference = memory.store([TextArtifact(value="\n".join(commits))], tool="git.log", outline_tokens=400)
+    shown = "\n".join(block.text for block in reference.to_result().content if hasattr(block, "text"))
+    line = next(line for line in shown.split("\n") if "Records:" in line)
+    assert line.lstrip().startswith("L1-"), line
+    assert "fields: hash, author, email, date, files_changed" in line
+    assert "memory_select reads them as a JSON array" in line

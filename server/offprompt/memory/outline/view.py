@@ -50,9 +50,12 @@ def bounded(entries: Sequence[Entry], max_tokens: int) -> tuple[list[str], list[
     names = [f"{_name(e.title)} L{e.line}" for e in entries]
     name_costs = [count_tokens(name) + 1 for name in names]
     order = sorted(range(len(entries)), key=lambda k: _importance(entries[k], k))
-    top = {k for k, e in enumerate(entries) if e.depth == 0 and e.kind not in _UNNAMED}
-    kept: set[int] = set()
-    used = 0
+    # The line that says the text has records (how many, their fields, a jq line) comes first and whole: it is
+    # what tells the model it can count instead of reading, and named it would be cut to a few words.
+    kept = {k for k, e in enumerate(entries) if e.kind == _RECORDS and costs[k] <= max_tokens}
+    used = sum(costs[k] for k in kept)
+    order = [k for k in order if k not in kept]
+    top = {k for k, e in enumerate(entries) if e.depth == 0 and e.kind not in _UNNAMED} - kept
     named_cost = sum(name_costs[k] for k in top) + _NAMES_HEAD_TOKENS if top else 0
     for k in order:
         # Room for this line, and for the names of the top-level entries still without one.
@@ -77,6 +80,8 @@ def bounded(entries: Sequence[Entry], max_tokens: int) -> tuple[list[str], list[
 
 
 _NAMES_HEAD = "Also at top level:"
+#: The kind of the entry that says a text's records exist (memory/records' summary).
+_RECORDS = "records"
 #: Entries titled by their first words, not by a name: listed by name they say nothing.
 _UNNAMED = frozenset({"paragraph", "section"})
 #: The head's tokens and its separator (6), written out: counting them at import would load the tokenizer tables
