@@ -42,6 +42,7 @@ import tiktoken
 from tiktoken_ext.openai_public import ENCODING_CONSTRUCTORS
 
 from offprompt import deadline
+from offprompt.private_dirs import private_dir
 
 ENCODING_NAME = "o200k_base"
 
@@ -69,7 +70,7 @@ def seed_tiktoken_cache() -> Path:
     """Put the packaged encodings where tiktoken looks, and point tiktoken there."""
     with _seed_lock:
         cache_dir = Path(os.environ.get("TIKTOKEN_CACHE_DIR") or platformdirs.user_cache_dir("offprompt") + "/tiktoken")
-        cache_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(cache_dir)  # the cache root too, which holds the tool lists
         for name, (url, sha256) in _ENCODINGS.items():
             target = cache_dir / hashlib.sha1(url.encode()).hexdigest()
             if target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == sha256:

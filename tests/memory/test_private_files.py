@@ -103,3 +103,31 @@ def test_half_written_files_of_a_killed_process_are_removed_when_the_memory_open
         assert memory.recent() == []
     finally:
         memory.close()
+
+
+_KILLED_AFTER_STORING = """
+import os, sys, time
+from pathlib import Path
+from offprompt.artifacts import TextArtifact
+from offprompt.memory.task_memory import MemorySettings, TaskMemory
+os.umask(0o022)
+memory = TaskMemory.open(MemorySettings(name="test", data_dir=Path(sys.argv[1])))
+memory.store([TextArtifact(value="SECRET-44 the launch code\\n" * 50)], tool="vault.read")
+print("stored", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_memory_killed_before_it_closes_leaves_its_directories_private(settings: MemorySettings) -> None:
+    """A SIGKILL skips the close that sets the modes again: each directory offprompt makes is 0700 as it is made."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_AFTER_STORING, str(settings.data_dir)], stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None
+    assert writer.stdout.readline().strip() == "stored"
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+    directories = [settings.data_dir, *(p for p in settings.data_dir.rglob("*") if p.is_dir())]
+    assert settings.directory / "text" in directories
+    modes = {str(d.relative_to(settings.data_dir)): oct(stat.S_IMODE(d.stat().st_mode)) for d in directories}
+    assert {d: m for d, m in modes.items() if m != "0o700"} == {}

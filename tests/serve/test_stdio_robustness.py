@@ -20,6 +20,7 @@ from ..support import REPO, offprompt_command, subprocess_env
 
 COUNTER = str(REPO / "tests" / "servers" / "counter.py")
 FLOOD = str(REPO / "tests" / "servers" / "flood.py")
+HUNG = str(REPO / "tests" / "servers" / "hung.py")
 #: A state a test waits for comes long before this, on the busiest machine (a load of 20 on two cores).
 STATE_DEADLINE = 120.0
 
@@ -35,10 +36,11 @@ class Line:
         env: dict[str, str] | None = None,
         servers: dict[str, Any] | None = None,
         initialize: bool = True,
+        stderr: Path | None = None,
         **offprompt: Any,
     ) -> None:
         """`counters`: the counter servers behind offprompt, by name, with their environment; `servers`: other
-        mcpServers entries; `env`: offprompt's own environment."""
+        mcpServers entries; `env`: offprompt's own environment; `stderr`: a file for what offprompt says there."""
         config = tmp_path / "mcp.json"
         counters = counters if counters is not None else {"counter": {}}
         servers = {
@@ -50,7 +52,7 @@ class Line:
             offprompt_command("serve", "--config", str(config), "--data-dir", str(tmp_path / "data")),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL if stderr is None else stderr.open("wb"),
             env=subprocess_env(**(env or {})),
         )
         if not initialize:
@@ -172,6 +174,24 @@ def test_a_server_wedged_on_an_unfinished_message_is_restarted_and_its_other_cal
     again = line.call(4, "counter__echo", {"text": "back"})  # a fresh process: answered, not timed out
     assert again["result"]["content"][0]["text"] == "back"
     assert line.close() == 0
+
+
+def test_a_hung_server_is_killed_after_three_timeouts_in_a_row_and_started_again(tmp_path: Path) -> None:
+    stderr = tmp_path / "stderr"
+    hung = {"hung": {"command": sys.executable, "args": [HUNG]}}
+    line = Line(tmp_path, {}, servers=hung, call_timeout_seconds=1, stderr=stderr)
+    first = line.call(1, "hung__pid", {})["result"]["content"][0]["text"]
+    answers = [line.call(2, "hung__freeze", {}), line.call(3, "hung__pid", {}), line.call(4, "hung__pid", {})]
+    said = [answer["result"]["content"][0]["text"] for answer in answers]
+    assert all("did not answer within 1 s" in text for text in said), said
+    assert "starts it again on the next call" not in said[0]  # one timeout is a slow call, not a hung server
+    assert "3 calls in a row" in said[2]
+    assert "starts it again on the next call" in said[2]
+    again = line.call(5, "hung__pid", {})["result"]["content"][0]["text"]
+    assert again != first  # a fresh process answered
+    assert line.close() == 0
+    logged = stderr.read_text()
+    assert 'MCP server "hung" answered none of its last 3 calls in a row' in logged
 
 
 def test_a_cancelled_call_is_dropped_and_the_next_one_answered(tmp_path: Path) -> None:

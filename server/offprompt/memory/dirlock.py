@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import IO, NoReturn
 
 from offprompt.errors import MemoryLockedError
+from offprompt.private_dirs import private_dir
 
 LOCK_FILE = ".offprompt.lock"
 _ATTEMPTS = 50
@@ -55,7 +56,7 @@ class DirectoryLock:
     def _open(self) -> IO[str]:
         for _ in range(_ATTEMPTS):
             try:
-                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                private_dir(self.path.parent)
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
                 return open(fd, "a+", encoding="utf-8")
             except (FileNotFoundError, FileExistsError):

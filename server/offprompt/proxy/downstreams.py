@@ -1,4 +1,5 @@
-"""Connections to the user's MCP servers: started once, reused for every call, restarted after a crash.
+"""Connections to the user's MCP servers: started once, reused for every call, restarted after a crash
+or when hung (silent through 3 call timeouts in a row).
 
 Each downstream runs in its own task that holds the transport and the
 `ClientSession` open until the proxy closes. Calls share that one session and
@@ -51,6 +52,8 @@ keep_message_content_out_of_logs()  # results of HTTP downstreams, `always` ones
 MAX_NAME = 64
 SEPARATOR = "__"
 START_TIMEOUT = 60.0
+#: Calls past their timeout in a row, the server silent through each, that make a stdio server hung: killed.
+HUNG_AFTER = 3
 #: How long a listing waits for servers still starting that have no cached list (an `npx -y` server downloads
 #: itself on its first run); Claude Code gives tools/list 5 s, so a later one is announced with list_changed.
 LIST_WAIT_SECONDS = 3.0
@@ -124,6 +127,7 @@ class Downstream:
         self.tool_places = tool_places or {}  # where the config's `tools` entries are: "mcp.json:9: …tools.x"
         self._warned: set[str] = set()
         self.on_relay: RelayFn | None = None  # what the server says beside its results, for the clients
+        self._timeouts = 0  # calls past their timeout since the server last answered one
         self._sensitive_calls = 0  # calls in flight to an `always` tool: what the server says meanwhile is theirs
         #: Its `always` tools, settled here: a call reads this set, not the config (one call less on the tiny call).
         self._always = frozenset(t for t in config.tools if config.policy_for(t) == "always")
@@ -235,6 +239,7 @@ class Downstream:
                 changed = self._tools_changed(previous, live)
                 self.tools = live
                 self._session, self._stop, self.error, self.died = session, stop, None, None
+                self._timeouts = 0
                 started = True
                 task_status.started()
                 if self.log_level is not None:
@@ -418,27 +423,14 @@ class Downstream:
         try:
             if native:
                 async with asyncio.timeout(limit):
-                    return await send(session)
-            with anyio.fail_after(limit):
-                return await send(session)
+                    answer = await send(session)
+            else:
+                with anyio.fail_after(limit):
+                    answer = await send(session)
+            self._timeouts = 0
+            return answer
         except TimeoutError:
-            stalled = isinstance(session, StdioSession) and session.stalled_for() >= min(5.0, (limit or 0) / 2)
-            if isinstance(session, StdioSession) and session.partial_line_bytes and stalled:
-                # Wedged, not slow: every later answer would be glued to the unfinished message and lost.
-                reason = (
-                    f"left a message of {session.partial_line_bytes:,} bytes unfinished (no end of line) past the "
-                    "call's timeout"
-                )
-                session.abandon(f"it {reason}")
-                self.stop()
-                raise DownstreamTimeoutError(
-                    f'"{self.name}.{tool}" did not answer within {limit:.0f} s, and MCP server "{self.name}" {reason}: '
-                    "offprompt stopped it (its other calls in flight failed) and starts it again on the next call."
-                ) from None
-            raise DownstreamTimeoutError(
-                f'"{self.name}.{tool}" did not answer within {limit:.0f} s; the call was abandoned. '
-                "Try again, or raise timeout_seconds for this server in the offprompt config."
-            ) from None
+            raise self._timed_out(session, tool, limit) from None
         except MCPError as exc:
             if not connection_closed(exc, session):
                 raise  # the server answered with a protocol error (-32000 included): it is alive
@@ -453,6 +445,35 @@ class Downstream:
                 f'MCP server "{self.name}" stopped during the call ({_describe(exc)}). '
                 "offprompt starts it again on the next call."
             ) from None
+
+    def _timed_out(self, session: McpSession, tool: str, limit: float | None) -> DownstreamTimeoutError:
+        """What a call past its timeout tells; a server wedged on an unfinished message, or silent through
+        `HUNG_AFTER` timeouts in a row, is killed (every later call would wait out its timeout) and starts again."""
+        self._timeouts += 1
+        within = f'"{self.name}.{tool}" did not answer within {limit:.0f} s'
+        reason = None
+        if isinstance(session, StdioSession) and session.stalled_for() >= min(5.0, (limit or 0) / 2):
+            if session.partial_line_bytes:
+                # Wedged, not slow: every later answer would be glued to the unfinished message and lost.
+                reason = (
+                    f"left a message of {session.partial_line_bytes:,} bytes unfinished (no end of line) past the "
+                    "call's timeout"
+                )
+            elif self._timeouts >= HUNG_AFTER:  # hung, not slow: it wrote nothing through each of them
+                reason = f"answered none of its last {self._timeouts} calls in a row, silent past each one's timeout"
+        if reason is None or not isinstance(session, StdioSession):
+            return DownstreamTimeoutError(
+                f"{within}; the call was abandoned. Try again, or raise timeout_seconds for this server in the "
+                "offprompt config."
+            )
+        logger.warning('MCP server "%s" %s: stopping it; it starts again on the next call', self.name, reason)
+        session.abandon(f"it {reason}")
+        self.stop()
+        self._timeouts = 0
+        return DownstreamTimeoutError(
+            f'{within}, and MCP server "{self.name}" {reason}: offprompt stopped it (its other calls in flight '
+            "failed) and starts it again on the next call."
+        )
 
     def stop(self) -> None:
         if self._stop is not None:

@@ -29,6 +29,7 @@ from typing import Any
 import mcp_types as mt
 
 from offprompt.cache_dir import CACHE_ENV, cache_directory
+from offprompt.private_dirs import private_dir
 
 __all__ = ["CACHE_ENV", "CachedLists", "ListCache", "as_wire", "entry_key"]
 
@@ -102,7 +103,7 @@ class ListCache:
     def save(self, key: str, lists: CachedLists) -> None:
         """Keep `lists` as the server's last ones (written whole or not at all)."""
         try:
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(self.directory)  # the cache root too: it holds every server's tool lists
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key}.", suffix=".tmp")  # 0600
             with os.fdopen(fd, "w") as out:
                 json.dump({"version": _VERSION, **lists.wire()}, out)

@@ -37,6 +37,7 @@ from typing import Any
 
 from offprompt._version import __version__
 from offprompt.cache_dir import CACHE_ENV, cache_directory
+from offprompt.private_dirs import private_dir
 from offprompt.serve.opening import Opening, has_envelope
 
 __all__ = ["FrontCache", "Handoff", "answer_first_requests", "exit_on_stop_signals"]
@@ -106,7 +107,7 @@ class FrontCache:
         """Keep the lists for the next start (written whole or not at all, mode 0600)."""
         tmp: str | None = None
         try:
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(self.directory)  # the cache root too: it holds the tool lists
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{self.start_key}.", suffix=".tmp")
             with os.fdopen(fd, "w") as out:
                 json.dump({"version": _VERSION, "lists": lists}, out)

@@ -17,23 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-DIR_MODE: Final = 0o700
+from offprompt.private_dirs import DIR_MODE as DIR_MODE
+from offprompt.private_dirs import private_dir as private_dir
+
 FILE_MODE: Final = 0o600
 #: What `write_atomically` names its temporary files: `.{name}.{pid}.{thread}.tmp`.
 _TEMPORARY = re.compile(r"^\..+\.\d+\.\d+\.tmp$")
-
-
-def private_dir(path: Path) -> None:
-    """Make `path` and its missing parents, each 0700."""
-    missing = []
-    for parent in (path, *path.parents):
-        if parent.is_dir():
-            break
-        missing.append(parent)
-    for directory in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(directory, DIR_MODE)
-        os.chmod(directory, DIR_MODE)  # mkdir's mode is cut by the umask
 
 
 def private_file(path: Path) -> None:

@@ -22,6 +22,7 @@ from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, Emb
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import SqliteLexicalIndex
 from offprompt.memory.storage.text import IndexedTextStorage
+from offprompt.private_dirs import private_dir
 
 if TYPE_CHECKING:
     from offprompt.memory.storage.pg import PgDatabase
@@ -140,7 +141,7 @@ def _pg_database(choice: BackendChoice) -> PgDatabase | None:
 
 def _text_directory(choice: BackendChoice) -> None:
     if choice.store == "postgres" or not choice.readonly:  # a shared memory's copies are this server's own
-        (choice.directory / "text").mkdir(parents=True, exist_ok=True)
+        private_dir(choice.directory / "text")  # 0700 now: a killed process never reaches the close that fixes modes
 
 
 #: The database a store backend keeps its storages in (the PostgreSQL implementations share one pool).
