@@ -160,6 +160,12 @@ def _without_lone_surrogates(value: Any) -> Decoded:
     return Decoded(value, tuple(places))
 
 
+def lone_surrogate_places(value: Any) -> tuple[str, ...]:
+    """Where in a parsed message lone surrogates are (`params.uri`), replacing them in place: what
+    `invalid_request` takes as `replaced`."""
+    return _without_lone_surrogates(value).replaced
+
+
 INVALID_REQUEST = -32600
 
 

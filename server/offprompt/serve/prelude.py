@@ -49,7 +49,6 @@ _POLL_SECONDS = 0.01  # how long a read waits before the import thread is looked
 _UNUSED_SECONDS = 30 * 86400
 LEVELS = frozenset({"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"})
 INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +247,10 @@ class _Answering:
         if _has_lone_surrogate(message):
             if request_id is None and not _has_lone_surrogate(method):
                 return False  # a notification: the real server serves it with U+FFFD in its place
-            self._write(_lone_surrogate_refused(message))
+            from offprompt import jsonrpc  # only for such a line: the prelude reads others with the standard library
+
+            refused = jsonrpc.invalid_request(message, jsonrpc.lone_surrogate_places(message))
+            self._write(refused or _invalid(request_id, "a message holds a lone surrogate, which is no Unicode text"))
             return None
         if request_id is None:
             return self._modern is not None  # a notification: replayed; before any request, the server's
@@ -319,34 +321,6 @@ def _invalid(request_id: Any, problem: str) -> dict[str, Any]:
     )
     error = {"code": INVALID_REQUEST, "message": f"Invalid Request: {problem}"}
     return {"jsonrpc": "2.0", "id": request_id if usable else None, "error": error}
-
-
-def _lone_surrogate_refused(message: dict[str, Any]) -> dict[str, Any]:
-    """As the real server refuses it (`jsonrpc.invalid_request`): -32600 when the id or the method holds a lone
-    surrogate, -32602 when only the params do (the request is whole; its arguments are not what was meant)."""
-    request_id = message.get("id")
-    if any(_has_lone_surrogate(message.get(key)) for key in ("jsonrpc", "id", "method")):
-        return _invalid(request_id, "a message holds a lone surrogate, which is no Unicode text")
-    where = _surrogate_place(message.get("params"), "params")
-    problem = f"{where} holds a lone surrogate; send whole characters, or U+FFFD in its place"
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "error": {"code": INVALID_PARAMS, "message": f"Invalid params: {problem}"},
-    }
-
-
-def _surrogate_place(value: Any, place: str) -> str:
-    """Where in `value` the first lone surrogate is, as `params.arguments.pattern` (a key holding one: its parent)."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if _has_lone_surrogate(item):
-                return _surrogate_place(item, f"{place}.{key}")
-    elif isinstance(value, list):
-        for n, item in enumerate(value):
-            if _has_lone_surrogate(item):
-                return _surrogate_place(item, f"{place}[{n}]")
-    return place
 
 
 def _has_lone_surrogate(value: Any) -> bool:
