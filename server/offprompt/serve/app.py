@@ -20,7 +20,7 @@ from offprompt._version import __version__
 from offprompt.config import OffpromptSettings
 from offprompt.errors import OffpromptError
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.notifications import PROGRESS, NotificationBoundary
+from offprompt.notifications import PROGRESS, NotificationBoundary, ProgressRelay
 from offprompt.proxy.downstreams import ProgressFn, Proxy, Route
 from offprompt.proxy.notification import Notification
 from offprompt.results import ResultBoundary, ResultSettings
@@ -190,20 +190,25 @@ class Handlers:
 
             async def start(channel: RoundTripChannel) -> mt.CallToolResult:
                 async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-                    forward = _quiet(self._progress(caller, route))  # the first request may have been answered
-                    return (await proxy.call(params.name, arguments, forward, channel, session))[1]
+                    relay = self._progress(caller, route)
+                    forward = _quiet(relay)  # the first request may have been answered
+                    result = (await proxy.call(params.name, arguments, forward, channel, session))[1]
+                    await relay.settled()
+                    return result
 
                 return await self.results.answer(site, fetch)
 
             return await self.rounds.call(params, caller.owner or "", caller.capabilities, start, proxy.spawn)
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-            progress = self._progress(caller, route)
-            return (await proxy.call(params.name, arguments, progress, caller.channel(), session))[1]
+            relay = self._progress(caller, route)
+            result = (await proxy.call(params.name, arguments, relay, caller.channel(), session))[1]
+            await relay.settled()
+            return result
 
         return await self.results.answer(site, fetch)
 
-    def _progress(self, caller: Caller, route: Route) -> ProgressFn:
+    def _progress(self, caller: Caller, route: Route) -> ProgressRelay:
         """The downstream's progress to the caller's own token, its words through the notification boundary."""
         note = Notification(route.server, PROGRESS, {}, route.secrets, route.mode == "always")
         return self.notices.boundary.progress_to(caller.progress(), note, caller.owner or "")
