@@ -1,9 +1,9 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
 `bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84 and `frozen-4/` 96, each set
-written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before the set's
-first run. They only report: a ranking change is chosen on other questions. If one of these files changes, the
-set no longer measures what nobody here tuned on, and this test says so.
+written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose,
+committed before the set's first run. They only report: a ranking change is chosen on other questions. If one of
+these files changes, the set no longer measures what nobody here tuned on, and this test says so.
 """
 
 from __future__ import annotations
