@@ -23,7 +23,7 @@ from offprompt.memory.task_memory import TaskMemory
 from offprompt.notifications import PROGRESS, NotificationBoundary, ProgressRelay
 from offprompt.proxy.downstreams import ProgressFn, Proxy, Route
 from offprompt.proxy.notification import Notification
-from offprompt.results import ResultBoundary, ResultSettings
+from offprompt.results import ResultBoundary, ResultSettings, error_result
 from offprompt.secrets.exceptions import Row, set_user_rows
 from offprompt.serve.caller import Caller, Ctx
 from offprompt.serve.memory_resources import is_memory_uri, memory_resources, memory_templates, read_memory_uri
@@ -182,6 +182,11 @@ class Handlers:
         self, caller: Caller, proxy: Proxy, params: mt.CallToolRequestParams
     ) -> mt.CallToolResult | mt.InputRequiredResult:
         route = await proxy.route(params.name)
+        if route is None:
+            failed = await proxy.start_failed_owners(params.name)
+            if failed is not None:
+                return error_result(failed)
+            route = proxy.routes().get(params.name)
         if route is None:
             raise _unknown_tool(params.name)
         site = caller.call_site(route, params.arguments, proxy.timeout(route))
