@@ -45,6 +45,22 @@ def summary(rows: list[dict[str, Any]], tools_tokens: int) -> dict[str, Any]:
     }
 
 
+def breakdown(report: dict[str, Any], names: list[str]) -> None:
+    """Per question, each system's tokens (a miss marked); per system, the tokens each tool's results cost."""
+    ran = [n for n in names if "rows" in report.get(n, {})]
+    cells: dict[str, dict[str, str]] = {}
+    for name in ran:
+        for row in report[name]["rows"]:
+            cells.setdefault(row["id"], {})[name] = f"{row['tokens']:,}" + ("" if row["answered"] else " (missed)")
+        by_tool: dict[str, int] = {}
+        for row in report[name]["rows"]:
+            for step in row["steps"]:
+                tool, cost = step.rsplit(" ", 1)
+                by_tool[tool] = by_tool.get(tool, 0) + int(cost)
+        report[name]["by_tool"] = by_tool
+    report["by_question"] = cells
+
+
 async def run_system(name: str, docs: Path, work: Path) -> dict[str, Any]:
     questions = load_questions()
     async with serve(name, docs, work / name) as served:
@@ -69,6 +85,7 @@ async def run(names: list[str]) -> dict[str, Any]:
                 report[name] = {"missing": "not installed: python -m bench.answer_peers.systems install"}
                 continue
             report[name] = await run_system(name, docs, Path(tmp) / "work")
+    breakdown(report, names)
     return report
 
 
