@@ -137,6 +137,23 @@ def test_text_that_is_no_table_has_no_records(memory: TaskMemory) -> None:
         memory.select(namespace, "length")
 
 
+#: A module under a comment block whose code is mostly indented (a class's methods): the shape of CPython's
+#: Lib/argparse.py (`# Author: …` lines, then classes), written here by hand.
+COMMENTED_CODE = (
+    "# Author: A. Writer <a.writer@example.org>.\n# New maintainer as of 1 May 2020:  B. Keeper\n\n"
+    "class Parser:\n" + "".join(f"    def parse_{n}(self, args):\n        return args[{n}]\n\n" for n in range(60))
+)
+
+
+def test_code_under_a_comment_block_is_no_table_of_columns(memory: TaskMemory) -> None:
+    # Before: the comment marker `#` and the header's words read as two columns, and every line of the module
+    # became a record ("about 2,165 rows of a table of columns (fields: #, Author: …)" for argparse.py).
+    namespace = memory.store([TextArtifact(value=COMMENTED_CODE)], tool="fs.read", outline_tokens=400).namespace
+    assert not memory.outline(namespace)[0].title.startswith("Records")
+    with pytest.raises(InvalidArgumentError, match="is not JSON"):
+        memory.select(namespace, "length")
+
+
 def test_records_are_never_search_hits(memory: TaskMemory) -> None:
     namespace = stored(memory, "git_log_stat.txt")
     assert selected(memory, namespace, "length") == [3]

@@ -23,6 +23,8 @@ _OVERFLOW: Final = 0.2
 _DASHES: Final = re.compile(r"^[\s=-]+$")
 #: A header word: a name in capitals or capitalised (`PID`, `%CPU`, `NAME`, `Filesystem`), not a number.
 _HEADER_WORD: Final = re.compile(r"[A-Z%#][\w%#()/.:+-]*")
+#: A column's name holds a letter (`%CPU`, `# of pods`), never punctuation alone.
+_NAME: Final = re.compile(r"[^\W\d_]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +88,8 @@ def _layout(lines: Sequence[str]) -> tuple[int, list[_Column]] | None:
     )
     spans = [(m.start(), m.end()) for m in re.finditer(r"x+", blank)]
     columns = _named(header, spans, [any(used[s:e]) for s, e in spans])
-    if columns is None or len(columns) < 2:
-        return None
+    if columns is None or len(columns) < 2 or not all(_NAME.search(c.name) for c in columns):
+        return None  # a column named by no word: a comment marker (`# Author: …` over a module's code)
     first = next(n for n, line in enumerate(lines) if line.strip()) + 1
     return first, columns
 
