@@ -30,9 +30,10 @@ from offprompt.memory.outline import Entry
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.outline.passages import terms as passage_terms
 from offprompt.memory.records import Summary
+from offprompt.memory.reference import URI_SCHEME, memory_token
 from offprompt.memory.select import page
 from offprompt.memory.storage.base import Hit, SearchMode
-from offprompt.memory.task_memory import URI_SCHEME, TaskMemory, memory_token
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import count_tokens
 
 logger = logging.getLogger(__name__)

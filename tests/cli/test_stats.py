@@ -10,7 +10,7 @@ import mcp_types as mt
 import pytest
 
 from offprompt.memory.catalog import Catalog
-from offprompt.memory.task_memory import MemorySettings
+from offprompt.memory.settings import MemorySettings
 from offprompt.policy import result_text_size
 from offprompt.results import model_text
 from offprompt.tokens import count_tokens
