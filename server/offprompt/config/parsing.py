@@ -98,6 +98,29 @@ def parse_config(
             f"{ctx.place(('servers',))}: both mcpServers and servers are given; keep one "
             "(servers is VS Code's name for mcpServers)"
         )
+    settings, file_problems = _file_level(data, ctx, keep_going)
+    servers_key = "servers" if "servers" in data else "mcpServers"
+    blocks = data.get(servers_key, {})
+    if not isinstance(blocks, dict):
+        raise ConfigError(f"{ctx.place((servers_key,))}: must be an object of named servers, not {kind_of(blocks)}")
+    servers, problems, disabled = _parse_servers(blocks, servers_key, ctx, warnings, check_paths)
+    return LoadedConfig(
+        settings=settings,
+        servers=servers,
+        problems={name: "; ".join(found) for name, found in problems.items()},
+        server_problems={name: tuple(found) for name, found in problems.items()},
+        file_problems=tuple(file_problems),
+        disabled=tuple(disabled),
+        warnings=tuple(warnings),
+        source=source,
+        servers_key=servers_key,
+        lines=lines,
+    )
+
+
+def _file_level(data: dict[str, Any], ctx: _Context, keep_going: bool) -> tuple[OffpromptSettings, list[str]]:
+    """The `offprompt` block and the top-level keys: a problem raises, or with `keep_going` is listed (the
+    defaults stand in)."""
     file_problems: list[str] = []
     settings = OffpromptSettings()
     try:
@@ -112,11 +135,13 @@ def parse_config(
         if not keep_going:
             raise
         file_problems += str(exc).splitlines()
-    servers_key = "servers" if "servers" in data else "mcpServers"
-    blocks = data.get(servers_key, {})
-    if not isinstance(blocks, dict):
-        raise ConfigError(f"{ctx.place((servers_key,))}: must be an object of named servers, not {kind_of(blocks)}")
+    return settings, file_problems
 
+
+def _parse_servers(
+    blocks: dict[str, Any], servers_key: str, ctx: _Context, warnings: list[str], check_paths: bool
+) -> tuple[dict[str, ServerConfig], dict[str, list[str]], list[str]]:
+    """Each server's block: the good ones, the problems of the others by name, and the disabled ones' names."""
     servers: dict[str, ServerConfig] = {}
     problems: dict[str, list[str]] = {}
     disabled: list[str] = []
@@ -133,18 +158,7 @@ def parse_config(
             problems[name] = [ctx.message(error_loc, text) for error_loc, text in exc.errors]
             continue
         servers[name] = server
-    return LoadedConfig(
-        settings=settings,
-        servers=servers,
-        problems={name: "; ".join(found) for name, found in problems.items()},
-        server_problems={name: tuple(found) for name, found in problems.items()},
-        file_problems=tuple(file_problems),
-        disabled=tuple(disabled),
-        warnings=tuple(warnings),
-        source=source,
-        servers_key=servers_key,
-        lines=lines,
-    )
+    return servers, problems, disabled
 
 
 _TOP_LEVEL = ("offprompt", "mcpServers", "servers", "inputs", "$schema")  # inputs: VS Code's prompts, unused
@@ -226,15 +240,54 @@ def _parse_server(raw: object, loc: Loc, ctx: _Context, warnings: list[str]) -> 
         raise _BlockError(
             [(loc, f"must be an object with command (a local server) or url (a remote one), not {kind_of(raw)}")]
         )
+    block = _own_keys(raw, loc, ctx, warnings)
+    errors: list[tuple[Loc, str]] = []
+    renamed: dict[str, str] = {}  # our key → the key the file used, for messages
+    kind, kind_key = _transport(block, loc, errors, renamed)
+    local = _is_local(block, loc, kind, kind_key, errors, renamed)
+
+    model: type[StdioServer] | type[HttpServer] = StdioServer if local else HttpServer
+    if model is HttpServer and kind is not None and "transport" not in block:
+        block["transport"] = kind
+    env_file = block.pop("envFile", None) if model is StdioServer else None
+    expanded = interpolate(block, loc, ctx.environ, errors)
+    if env_file is not None:
+        env_file = interpolate(env_file, (*loc, "envFile"), ctx.environ, errors)
+    if errors and env_file is not None:
+        raise _BlockError(errors)
+    assert isinstance(expanded, dict)
+    if env_file is not None:
+        file_env = _read_env_file(env_file, (*loc, "envFile"), ctx)
+        if isinstance(expanded.get("env", {}), dict):
+            expanded["env"] = {**file_env, **expanded.get("env", {})}
+    try:
+        server = model.model_validate(expanded, context={"base_dir": ctx.base_dir})
+    except ValidationError as exc:
+        said = {where for where, _ in errors}  # a variable not set is the problem there, not the value's form
+        raise _BlockError(errors + [e for e in _translate(exc, loc, model, raw, renamed) if e[0] not in said]) from None
+    if errors:  # a typo read on, or a variable not set: every problem of the block is said at once
+        raise _BlockError(errors)
+    server._written = dict(raw)
+    return server
+
+
+def _own_keys(raw: dict[str, Any], loc: Loc, ctx: _Context, warnings: list[str]) -> dict[str, Any]:
+    """The block without the keys clients write for their own use (dropped silently) or that offprompt does
+    not do (dropped with a warning)."""
     block: dict[str, Any] = {}
     for key, value in raw.items():
         if key in _UNSUPPORTED_KEYS:
             warnings.append(ctx.message((*loc, key), f"ignored: {_UNSUPPORTED_KEYS[key]}"))
         elif key not in _CLIENT_KEYS:
             block[key] = value
-    errors: list[tuple[Loc, str]] = []
-    renamed: dict[str, str] = {}  # our key → the key the file used, for messages
+    return block
 
+
+def _transport(
+    block: dict[str, Any], loc: Loc, errors: list[tuple[Loc, str]], renamed: dict[str, str]
+) -> tuple[str | None, str]:
+    """The transport the block's keys name (`type`, `transportType`, `transport`, a URL alias), and the key
+    that names it; the aliases of `url` read as `url`."""
     kind: str | None = None
     kind_key = ""
     for key in ("type", "transportType", "transport"):
@@ -261,7 +314,19 @@ def _parse_server(raw: object, loc: Loc, ctx: _Context, warnings: list[str]) -> 
         renamed["url"] = alias
         if alias == "httpUrl" and kind is None:
             kind, kind_key = "streamable_http", alias
+    return kind, kind_key
 
+
+def _is_local(
+    block: dict[str, Any],
+    loc: Loc,
+    kind: str | None,
+    kind_key: str,
+    errors: list[tuple[Loc, str]],
+    renamed: dict[str, str],
+) -> bool:
+    """Whether the block is a local server (a command) or a remote one (a url), a typo of either read on as if
+    spelled right; raises when there is no transport to read the rest against."""
     local, remote = "command" in block, "url" in block
     typos: dict[str, str] = {}
     if not local and not remote:
@@ -283,30 +348,7 @@ def _parse_server(raw: object, loc: Loc, ctx: _Context, warnings: list[str]) -> 
         errors.append(((*loc, kind_key), 'says "stdio", but the server has a url; use "http" or "sse", or a command'))
     if errors and (local == remote or len(errors) > len(typos)):
         raise _BlockError(errors)  # no transport to read the rest against
-
-    model: type[StdioServer] | type[HttpServer] = StdioServer if local else HttpServer
-    if model is HttpServer and kind is not None and "transport" not in block:
-        block["transport"] = kind
-    env_file = block.pop("envFile", None) if model is StdioServer else None
-    expanded = interpolate(block, loc, ctx.environ, errors)
-    if env_file is not None:
-        env_file = interpolate(env_file, (*loc, "envFile"), ctx.environ, errors)
-    if errors and env_file is not None:
-        raise _BlockError(errors)
-    assert isinstance(expanded, dict)
-    if env_file is not None:
-        file_env = _read_env_file(env_file, (*loc, "envFile"), ctx)
-        if isinstance(expanded.get("env", {}), dict):
-            expanded["env"] = {**file_env, **expanded.get("env", {})}
-    try:
-        server = model.model_validate(expanded, context={"base_dir": ctx.base_dir})
-    except ValidationError as exc:
-        said = {where for where, _ in errors}  # a variable not set is the problem there, not the value's form
-        raise _BlockError(errors + [e for e in _translate(exc, loc, model, raw, renamed) if e[0] not in said]) from None
-    if errors:  # a typo read on, or a variable not set: every problem of the block is said at once
-        raise _BlockError(errors)
-    server._written = dict(raw)
-    return server
+    return local
 
 
 def _read_env_file(value: object, loc: Loc, ctx: _Context) -> dict[str, str]:
