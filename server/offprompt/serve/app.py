@@ -15,7 +15,7 @@ from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from offprompt import tools
+from offprompt import tool_args, tools
 from offprompt._version import __version__
 from offprompt.config import OffpromptSettings
 from offprompt.errors import OffpromptError
@@ -164,7 +164,7 @@ class Handlers:
         (offprompt's `intent` carries no header); a tool whose server has not listed it yet has none to check."""
         tool = TOOLS.get(name)
         if tool is not None:
-            return tools.input_schema(tool.args)
+            return tool_args.input_schema(tool.args)
         route = self.proxy.routes().get(name) if self.proxy is not None else None
         return route.schema if route is not None else None
 
