@@ -1,9 +1,9 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
-`bench/retrieval/data/frozen/` holds 111 questions and `frozen-2/` 98 more, each set written by two outside
-writers that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before the set's
-first run. They only report: a ranking change is chosen on other questions. If one of these files changes, the
-set no longer measures what nobody here tuned on, and this test says so.
+`bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84 and `frozen-4/` 96, each set
+written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose,
+committed before the set's first run. They only report: a ranking change is chosen on other questions. If one of
+these files changes, the set no longer measures what nobody here tuned on, and this test says so.
 """
 
 from __future__ import annotations
@@ -50,12 +50,50 @@ SHA256_2 = {
     "docs/prose_pytest-fixtures-b.rst": "74af80f0c53b048db66630bc80e49128406e4f88714a3345ae5383d30d128000",
     "docs/prose_vim-channel-b.txt": "9c4c070c6ad4b8ce55b70afe63157017142b8e3dbdf05ef5fe1f971a6c4589ee",
 }
-SETS = [(FROZEN, SHA256, 111), (FROZEN_2, SHA256_2, 98)]
+FROZEN_3 = REPO / "bench" / "retrieval" / "data" / "frozen-3"
+SHA256_3 = {
+    "WRITER_PROMPT.md": "ad10b980bc7d85b5b966365f9c4180c3c937ace9c9e1e1a4d15a886805881c3a",
+    "qa-C.jsonl": "a50418749bc11363ad01f05c45705add875b152842d6d070861a62d1467ff740",
+    "qa-D.jsonl": "ff78110eade49c4ba0f2cb1af53723323f79cadb68ced38e6dc212d7a2ca8410",
+    "docs/code_cryptography-x509-certificate-D.rs": "fb82671783709ca39469d3b5a49b967592b750e51b99cf4456c9320db7a6776e",
+    "docs/commits_pyenv-virtualenv-C.txt": "f7ac5279bcf532204e6e9d419f86465c5f57ca20607c9d564723480d357f2ef2",
+    "docs/json_npm-ls-all-C.json": "bfe174256d1be3bab51f0d1a99c63447bd7683fc071447441891b1178a45b084",
+    "docs/logs_apt-history-D.log": "62618cfe3878a810dc75cc357c069e2067d87be52475e374dda250a9dfd5f093",
+    "docs/page_sqlalchemy-sqlite-dialect-D.txt": "63c4f35fa7ddee65c3b733fbd184aae3729fb503ba3e1f03dcf6aadca30afdb2",
+    "docs/table_dpkg-packages-C.tsv": "4086fbdf9153ad61eee3802c2c612ee73f702bbda76c323e577c0f1dd4fea5f1",
+    "docs/table_ls-usr-bin-C.txt": "7b2e650700e0d7389d757072b2695f35dbb76472a316a1917cc1ab7fe11ef7d4",
+    "docs/tests_markdown-unittest-D.txt": "2fd2572ba58e295fdeae2ec2de581971d1a4f1e42824d958e9209648225e9123",
+}
+
+FROZEN_4 = REPO / "bench" / "retrieval" / "data" / "frozen-4"
+SHA256_4 = {
+    "WRITER_PROMPT.md": "78550e7c8ae8ca69764686c595fb3c1215294bdabe73b5880e79ca457b034fed",
+    "qa-E.jsonl": "6183bbd9869d3a2896b204a48bb2d95a9212bdb35a99740afe88e89646cfa7a5",
+    "qa-F.jsonl": "a7ed5a73d0eb062969d185a627e63fdf7df40f67f6eb67c12af14fd395ec7bc7",
+    "docs/code_rustworkx-core-dag-algo-F.rs": "1c10dfc11eb9c0055979e7e56e8823988f31f67b84714dc4cca15ac6f9cd7463",
+    "docs/commits_itsdangerous-E.txt": "4d462489ca68b383faaf6c40a4fc413913f31f7ade75f825d3aec72a246a063e",
+    "docs/json_pip-inspect-httpx-venv-E.json": "2ea79d6151a7ae2ac1df0052e8197f1ae62a88d434baf9f620e33961292bbb02",
+    "docs/logs_npm-install-jest-F.log": "61a8ee4d10112f0958b9fe8d07d7915e5687075f91d6d5022f1f17703113c753",
+    "docs/page_mako-usage-F.txt": "e504d47fb6490946fc75381d7ca15b1a439dda89f889ec34371c1e0e9fe04255",
+    "docs/table_ls-l-usr-lib-x86_64-linux-gnu-F.txt": (
+        "1abc46d35f545c4f41210b54ef79eb523bfe69b3ebb4271385eaaaa2dacae3c4"
+    ),
+    "docs/table_us-airports-E.csv": "18394e761496d43fdabc14e2adbfa6d5ff489dba9612e66b4ba670f75d0bb94b",
+    "docs/tests_cachetools-pytest-E.txt": "8a39df6b2e0247ee548e5af1e50312dc80c1f16fa0f463f55ff67124e11cd7ba",
+}
+
+#: Each set: its folder, its files' digests, its writers' letters, and how many questions they wrote.
+SETS = [
+    pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
+    pytest.param(FROZEN_2, SHA256_2, "ab", 98, id="frozen-2"),
+    pytest.param(FROZEN_3, SHA256_3, "CD", 84, id="frozen-3"),
+    pytest.param(FROZEN_4, SHA256_4, "EF", 96, id="frozen-4"),
+]
 
 
-@pytest.mark.parametrize(("root", "digests", "count"), SETS, ids=["frozen", "frozen-2"])
+@pytest.mark.parametrize(("root", "digests", "writers", "count"), SETS)
 def test_the_frozen_questions_and_their_documents_are_unchanged(
-    root: Path, digests: dict[str, str], count: int
+    root: Path, digests: dict[str, str], writers: str, count: int
 ) -> None:
     changed = [
         name for name, digest in digests.items() if hashlib.sha256((root / name).read_bytes()).hexdigest() != digest
@@ -64,17 +102,23 @@ def test_the_frozen_questions_and_their_documents_are_unchanged(
     assert sorted(p.name for p in (root / "docs").iterdir()) == sorted(n.split("/")[1] for n in digests if "/" in n)
 
 
-@pytest.mark.parametrize(("root", "digests", "count"), SETS, ids=["frozen", "frozen-2"])
-def test_every_frozen_answer_is_in_its_document_once(root: Path, digests: dict[str, str], count: int) -> None:
+@pytest.mark.parametrize(("root", "digests", "writers", "count"), SETS)
+def test_every_frozen_answer_is_in_its_document_once(
+    root: Path, digests: dict[str, str], writers: str, count: int
+) -> None:
     questions = [
         json.loads(line)
-        for name in ("qa-a.jsonl", "qa-b.jsonl")
-        for line in (root / name).read_text(encoding="utf-8").splitlines()
+        for letter in writers
+        for line in (root / f"qa-{letter}.jsonl").read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
     assert len(questions) == count
     assert len({q["id"] for q in questions}) == len(questions)
     for q in questions:
+        assert Path(q["doc"]).name.startswith(q["kind"] + "_"), q["id"]
+        if q["type"] == "aggregate":  # a value computed over the rows, said with how it was computed
+            assert q["answer"], q["id"]
+            assert q["how"], q["id"]
+            continue
         document: bytes = (root / q["doc"]).read_bytes()
         assert document.count(q["answer"].encode("utf-8")) == 1, q["id"]
-        assert Path(q["doc"]).name.startswith(q["kind"] + "_"), q["id"]

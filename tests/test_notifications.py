@@ -383,3 +383,27 @@ async def test_a_sensitive_servers_task_status_keeps_its_state_and_loses_its_wor
     status = {"taskId": "t1", "status": "working", "statusMessage": f"uploading with {AWS_KEY}"}
     heard = await boundary.params_for(Notification("loud", "notifications/tasks/status", status, sensitive=True), "")
     assert heard == {"taskId": "t1", "status": "working"}
+
+
+async def test_a_calls_progress_reaches_its_client_in_order_and_before_the_answer() -> None:
+    # Before: the SDK runs each progress callback in a task of its own; a message whose words were redacted in a
+    # thread reached the client after the call's answer, where the request had ended and it was dropped (an HTTP
+    # downstream's progress never reached a stdio client), or after a later message.
+    boundary = NotificationBoundary(Redactor())
+    heard: list[str | None] = []
+    note = Notification("loud", "notifications/progress", {}, "redact", False)
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        heard.append(message)
+
+    relay = boundary.progress_to(forward, note, "")
+    async with anyio.create_task_group() as tg:  # as the SDK spawns them: the first has a key to redact
+        tg.start_soon(relay, 1.0, 3.0, f"first {AWS_KEY}")
+        tg.start_soon(relay, 2.0, 3.0, "second")
+        tg.start_soon(relay, 3.0, 3.0, None)
+        await relay.settled()  # where the answer waits
+        assert len(heard) == 3
+    assert heard[0] is not None
+    assert heard[0].startswith("first ⟦secret:")
+    assert AWS_KEY not in heard[0]
+    assert heard[1:] == ["second", None]

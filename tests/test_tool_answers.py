@@ -153,3 +153,29 @@ async def test_a_query_answers_its_top_passages_whole_and_more_candidates_one_li
         assert f"L{candidate['line']}-{candidate['end_line']}" in text_of(found)
     none = meta(await client.call_tool("memory_query", {"query": "respond request code", "more": 0}))
     assert none["more"] == []
+
+
+async def test_a_query_within_one_output_names_places_by_item_and_line_and_says_a_repeated_line_once(
+    memory: TaskMemory, client: Client
+) -> None:
+    # Before: each passage's header repeated the namespace the model had just named, and its offset (~30 tokens
+    # a passage); generated code's candidates repeated one line ten times (`# set the HTTP header Accept`).
+    blocks = [
+        f"def call_{n}(self):\n    # set the HTTP header `Accept`\n    headers = accept(self.api_client)\n"
+        f"    return self.get('/apis/{n}', headers)\n\n"
+        for n in range(40)
+    ]
+    ns = memory.store([TextArtifact(value="".join(blocks))], tool="gen.read").namespace
+    assert memory.text.wait_chunked([ns], 60)
+    args = {"query": "set the HTTP header Accept", "artifact_namespace": ns, "mode": "lexical", "top_k": 2}
+    found = await client.call_tool("memory_query", args)
+    answer = text_of(found)
+    first = meta(found)["results"][0]
+    assert answer.startswith(f"[1] item 0 line {first['line']} (score ")
+    assert ns not in answer
+    candidates = answer.split("More candidates", 1)[1].splitlines()[1:]
+    assert [row for row in candidates if "set the HTTP header" in row] == []  # shown in the passages already
+    assert candidates[-1].endswith("more whose best line is one already shown")
+    assert len(meta(found)["more"]) == 10  # a client script still gets every candidate
+    across = text_of(await client.call_tool("memory_query", {**args, "artifact_namespace": None}))
+    assert across.startswith(f"[1] artifact_namespace {ns} item 0 line ")

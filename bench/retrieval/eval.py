@@ -36,7 +36,7 @@ The JSON (bench/results/retrieval-<set>.json unless --out) holds the figures the
 commit the run was made on; every question's rank per ranking and rule, for comparing a later run question by
 question, goes to bench/listings/retrieval-<set>.json unless --answers (git-ignored: a listing is not a figure).
 
-Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|frozen-2|frozen-3|generated] [--out FILE]
+Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|frozen-2|frozen-3|frozen-4|generated] [--out FILE]
        [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
@@ -90,11 +90,12 @@ FROZEN_2 = DATA / "frozen-2"
 #: The third: tool outputs of kinds the others lack (tables, commit histories, test runs, pages as text), by two
 #: more outside writers, committed before its one run. Its `aggregate` questions (a count, a maximum) have a value
 #: for an answer, not a passage: `memory_select` answers them, not this ranking, so they are left out here.
-FROZEN_3 = DATA / "frozen-3"
+#: Each later set's folder and its writers' question files (aggregate questions are answered by records, not ranked).
+WRITERS = {"frozen-3": ("C", "D"), "frozen-4": ("E", "F")}
 RESULTS = HERE.parent / "results"
 #: Every question's rank, per run: read by --baseline-from and --markdown, never committed (.gitignore).
 LISTINGS = HERE.parent / "listings"
-SETS = ("tuning", "frozen", "frozen-2", "frozen-3", "generated")
+SETS = ("tuning", "frozen", "frozen-2", "frozen-3", "frozen-4", "generated")
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
 KINDS = ("code", "prose", "markdown", "logs", "json", "table", "commits", "tests", "page")
 BASELINES = ("fixed-200/dense", "fixed-200/lexical", "window-800c/lexical")
@@ -150,9 +151,10 @@ def load_questions(name: str = "tuning") -> list[Question]:
         root = FROZEN if name == "frozen" else FROZEN_2
         rows = [row for part in ("qa-a.jsonl", "qa-b.jsonl") for row in read_jsonl(root / part)]
         return [Question(**row, split=name, root=root) for row in rows]
-    if name == "frozen-3":
-        rows = [row for part in ("qa-C.jsonl", "qa-D.jsonl") for row in read_jsonl(FROZEN_3 / part)]
-        return [Question(**row, split=name, root=FROZEN_3) for row in rows if row["type"] != "aggregate"]
+    if name in WRITERS:
+        root = DATA / name
+        rows = [row for letter in WRITERS[name] for row in read_jsonl(root / f"qa-{letter}.jsonl")]
+        return [Question(**row, split=name, root=root) for row in rows if row["type"] != "aggregate"]
     if name == "generated":
         made = generated.questions()
         return [Question(**dataclasses.asdict(m), split="generated", root=Path("/")) for m in made]

@@ -25,6 +25,7 @@ import json
 import logging
 from typing import Any, Final
 
+import anyio.lowlevel
 import anyio.to_thread
 from mcp.shared.dispatcher import ProgressFnT
 
@@ -41,6 +42,8 @@ UPDATED: Final = "notifications/resources/updated"
 _WORDS: Final = {PROGRESS: "message", "notifications/tasks/status": "statusMessage"}
 #: About the downstream's own requests to offprompt (their ids are not the client's): told to no client.
 _OWN_AFFAIRS: Final = frozenset({"notifications/cancelled"})
+#: How long an answer waits for the progress sent before it to be relayed.
+SETTLE_SECONDS: Final = 5.0
 _LEVELS: Final = frozenset({"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"})
 
 
@@ -99,7 +102,7 @@ class NotificationBoundary:
         params = await self.params_for(dataclasses.replace(note, method=PROGRESS, params=theirs), owner)
         return None if params is None else {**params, "progressToken": token}
 
-    def progress_to(self, forward: ProgressFnT, note: Notification, owner: str) -> ProgressFnT:
+    def progress_to(self, forward: ProgressFnT, note: Notification, owner: str) -> ProgressRelay:
         """`forward` (the SDK's progress to the caller's own token), its message passed through here first;
         `note` names the server and how sensitive its call is."""
 
@@ -110,7 +113,7 @@ class NotificationBoundary:
                 message = said if isinstance(said, str) else None
             await forward(progress, total, message)
 
-        return send
+        return ProgressRelay(send)
 
     async def _redacted(self, note: Notification, params: dict[str, Any], owner: str) -> dict[str, Any]:
         if note.secrets == "pass" or not json_may_hold_secret(params):
@@ -135,3 +138,28 @@ class NotificationBoundary:
             "flight, so what it says goes to no client; its logs are not stored either",
             said,
         )
+
+
+class ProgressRelay:
+    """A call's progress relayed in the order it came, all of it before the call's answer.
+
+    The SDK's client session runs each progress callback in a task of its own, and the answer's waiter wakes
+    beside them: a message whose words are being redacted (in a thread) reached the client after the answer,
+    where the client's request had ended and it was dropped, or after a later message. Each message here takes
+    a fair lock in turn, and `settled()` takes it once more after them."""
+
+    def __init__(self, send: ProgressFnT) -> None:
+        self._send = send
+        self._turn = anyio.Lock()
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        async with self._turn:
+            await self._send(progress, total, message)
+
+    async def settled(self) -> None:
+        """Wait for the messages the downstream sent before its answer (each started before the answer woke its
+        waiter), at most `SETTLE_SECONDS`: a client that reads no progress must not hold the answer."""
+        await anyio.lowlevel.checkpoint()
+        with anyio.move_on_after(SETTLE_SECONDS):
+            async with self._turn:
+                pass

@@ -218,6 +218,33 @@ def _candidates(memory: TaskMemory, hits: Sequence[Hit], queries: Sequence[str])
     return out
 
 
+def _passage_place(hit: Hit, scoped: bool) -> str:
+    """Where a passage is, as memory_load takes it: its line, or its offset when its text is one long line (a
+    minified JSON); the namespace unless the query named it."""
+    where = f"item {hit.item} line {hit.line}"
+    if hit.line <= 1 and hit.offset > 0:
+        where = f"item {hit.item} offset {hit.offset}"
+    return where if scoped else f"artifact_namespace {hit.namespace} {where}"
+
+
+def _candidate_lines(more: Sequence[dict[str, Any]], hits: Sequence[Hit], scoped: bool) -> str:
+    """One line per candidate; a candidate whose line a passage shown or an earlier candidate already said (the
+    same line of generated code, repeated) is counted, not repeated."""
+    said = {row.strip() for h in hits for row in h.text.splitlines()}
+    rows, repeated = [], 0
+    for c in more:
+        if c["text"] in said:
+            repeated += 1
+            continue
+        said.add(c["text"])
+        place = f"item {c['item']}" if scoped else f"{c['artifact_namespace']} item {c['item']}"
+        title = f" {c['title']}" if c["title"] else ""
+        rows.append(f"- {place} L{c['line']}-{c['end_line']}{title}: {c['text']}")
+    if repeated:
+        rows.append(f"- {repeated} more whose best line is one already shown")
+    return "More candidates (load one with memory_load line=...):\n" + "\n".join(rows)
+
+
 def _passage_token(hit: Hit) -> str:
     """The reference that passes this passage's lines on to another tool."""
     if hit.line <= 0:
@@ -232,23 +259,13 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
     )
     hits, others, indexing = found.hits[: args.top_k], found.hits[args.top_k :], found.indexing
     more = await anyio.to_thread.run_sync(_candidates, memory, others, [args.query, *args.queries])
-    lines = [
-        f"[{rank}] artifact_namespace {h.namespace} item {h.item} line {h.line} offset {h.offset} "
-        f"(score {h.score:.2f})\n{h.text}"
-        for rank, h in enumerate(hits, start=1)
-    ]
+    # Within one output the model named, each passage and candidate says only its item and line.
+    scoped = args.artifact_namespace is not None
+    lines = [f"[{rank}] {_passage_place(h, scoped)} (score {h.score:.2f})\n{h.text}" for rank, h in enumerate(hits, 1)]
     if not hits:
         lines.append("No passages found." if not indexing else "No passages found yet.")
     if more:
-        lines.append(
-            "More candidates (load one with memory_load line=...):\n"
-            + "\n".join(
-                f"- {c['artifact_namespace']} item {c['item']} L{c['line']}-{c['end_line']}"
-                + (f" {c['title']}" if c["title"] else "")
-                + f": {c['text']}"
-                for c in more
-            )
-        )
+        lines.append(_candidate_lines(more, hits, scoped))
     if found.by_words:
         lines.append(
             f"Search by meaning is unavailable right now ({found.by_words}): these passages are ranked by their "

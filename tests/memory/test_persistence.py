@@ -143,3 +143,38 @@ def test_the_oldest_namespaces_go_when_over_quota(settings: MemorySettings, quot
         assert kept == {refs[2].namespace}
     finally:
         memory.close()
+
+
+BOTH_INDEXERS_AT_ONCE = """
+import sys, threading
+from pathlib import Path
+from offprompt.memory.chunking.units import count_wordpieces
+from offprompt.memory.storage.dense import ChromaDenseIndex, ChromaLocation, EmbeddingSpec
+dense = ChromaDenseIndex("test", ChromaLocation("ephemeral"), EmbeddingSpec(), Path(sys.argv[1]) / "tombstones")
+failed = []
+together = threading.Barrier(2)
+def run(job):
+    together.wait()
+    try:
+        job()
+    except BaseException as exc:
+        failed.append(repr(exc))
+jobs = [lambda: count_wordpieces(["a word"]), dense.open]  # the chunker's first step, the embedder's
+threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(failed)
+"""
+
+
+def test_the_chunker_and_the_embedder_starting_together_both_reach_chroma(tmp_path: Path) -> None:
+    # Before: a restart that resumed indexing started both threads at once; they entered Chroma's package tree by
+    # different modules and Python's import locks refused one ("deadlock detected by _ModuleLock"), so the text
+    # being chunked stayed unsearchable, restart after restart. A fresh interpreter: imports are once per process.
+    ran = subprocess.run(
+        [sys.executable, "-c", BOTH_INDEXERS_AT_ONCE, str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.strip() == "[]"

@@ -285,16 +285,10 @@ def behind_http(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
         assert client.close() == 0
 
 
-#: Progress from an HTTP or SSE downstream reaches no stdio client since the notification boundary was merged
-#: (its logs do; a stdio downstream's progress does): a known regression, open in issue #36. Strict: the day it
-#: passes again, this mark must go.
-_HTTP_PROGRESS_LOST = pytest.mark.xfail(strict=True, reason="progress from an HTTP/SSE downstream is not relayed")
-
-
 @pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize(
     "where",
-    ["result", "structured", "is_error", "error", "log", pytest.param("progress", marks=_HTTP_PROGRESS_LOST)],
+    ["result", "structured", "is_error", "error", "log", "progress"],
 )
 def test_an_http_downstream_s_lone_surrogates_reach_the_client_as_u_fffd(
     behind_http: Wire, wire: str, where: str

@@ -786,15 +786,33 @@ class Proxy:
                 await self._one_started.wait()
         return self.routes().get(public)
 
-    def _owners_started(self, public: str) -> bool:
-        """Whether every server that may list `public` has had its first start: those whose prefix it bears, and
-        every server that lists its tools unprefixed."""
-        owners = [
+    def _owners(self, public: str) -> list[Downstream]:
+        """The servers that may list `public`: those whose prefix it bears, and every server that lists its tools
+        unprefixed."""
+        return [
             d
             for d in self.downstreams.values()
             if not d.config.prefix or public.startswith(public_name(d.name, "")[: MAX_NAME - 9])  # as a cut name
         ]
-        return all(d.running or d.error is not None for d in owners)
+
+    def _owners_started(self, public: str) -> bool:
+        """Whether every server that may list `public` has had its first start."""
+        return all(d.running or d.error is not None for d in self._owners(public))
+
+    async def start_failed_owners(self, public: str) -> str | None:
+        """For a name no server lists: start again the servers that may list it and failed to start (a client
+        calls a tool it knows from an earlier start, or from the start-up cache). Why one still fails, or None
+        when none did (the name is then routed, or unknown)."""
+        assert self._tg is not None, "the proxy is not running"
+        for downstream in self._owners(public):
+            if downstream.error is None or downstream.running:
+                continue
+            try:
+                await downstream.ensure_started(self._tg)
+            except DownstreamUnavailableError as exc:
+                if downstream.config.prefix:  # a name of its own: its failure is the answer
+                    return str(exc)
+        return None
 
     async def list_tools(self) -> list[mt.Tool]:
         """Every downstream tool under its public name, without `outputSchema` (a reference can't match it): at

@@ -20,10 +20,10 @@ from offprompt._version import __version__
 from offprompt.config import OffpromptSettings
 from offprompt.errors import OffpromptError
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.notifications import PROGRESS, NotificationBoundary
+from offprompt.notifications import PROGRESS, NotificationBoundary, ProgressRelay
 from offprompt.proxy.downstreams import ProgressFn, Proxy, Route
 from offprompt.proxy.notification import Notification
-from offprompt.results import ResultBoundary, ResultSettings
+from offprompt.results import ResultBoundary, ResultSettings, error_result
 from offprompt.secrets.exceptions import Row, set_user_rows
 from offprompt.serve.caller import Caller, Ctx
 from offprompt.serve.memory_resources import is_memory_uri, memory_resources, memory_templates, read_memory_uri
@@ -183,6 +183,11 @@ class Handlers:
     ) -> mt.CallToolResult | mt.InputRequiredResult:
         route = await proxy.route(params.name)
         if route is None:
+            failed = await proxy.start_failed_owners(params.name)
+            if failed is not None:
+                return error_result(failed)
+            route = proxy.routes().get(params.name)
+        if route is None:
             raise _unknown_tool(params.name)
         site = caller.call_site(route, params.arguments, proxy.timeout(route))
         session = caller.client_session(proxy, route)
@@ -190,20 +195,25 @@ class Handlers:
 
             async def start(channel: RoundTripChannel) -> mt.CallToolResult:
                 async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-                    forward = _quiet(self._progress(caller, route))  # the first request may have been answered
-                    return (await proxy.call(params.name, arguments, forward, channel, session))[1]
+                    relay = self._progress(caller, route)
+                    forward = _quiet(relay)  # the first request may have been answered
+                    result = (await proxy.call(params.name, arguments, forward, channel, session))[1]
+                    await relay.settled()
+                    return result
 
                 return await self.results.answer(site, fetch)
 
             return await self.rounds.call(params, caller.owner or "", caller.capabilities, start, proxy.spawn)
 
         async def fetch(arguments: dict[str, Any] | None) -> mt.CallToolResult:
-            progress = self._progress(caller, route)
-            return (await proxy.call(params.name, arguments, progress, caller.channel(), session))[1]
+            relay = self._progress(caller, route)
+            result = (await proxy.call(params.name, arguments, relay, caller.channel(), session))[1]
+            await relay.settled()
+            return result
 
         return await self.results.answer(site, fetch)
 
-    def _progress(self, caller: Caller, route: Route) -> ProgressFn:
+    def _progress(self, caller: Caller, route: Route) -> ProgressRelay:
         """The downstream's progress to the caller's own token, its words through the notification boundary."""
         note = Notification(route.server, PROGRESS, {}, route.secrets, route.mode == "always")
         return self.notices.boundary.progress_to(caller.progress(), note, caller.owner or "")

@@ -42,6 +42,17 @@ DEFAULT_EMBEDDING = "offprompt-minilm-int8"  # embedding.EF_NAME, without import
 _MODEL_KEYS = ("model", "model_name", "model_id", "deployment_id")
 
 
+def enter_chroma() -> None:
+    """Import Chroma's package tree by one door, `offprompt.embedding`, before any other of its modules.
+
+    Its modules import each other in a circle. Two threads that entered it by different modules at once (the
+    chunker's `offprompt.embedding`, the embedder's `chromadb`, both started by a restart that resumed indexing)
+    each held a module the other needed, and Python's import locks refused one of them ("deadlock detected by
+    _ModuleLock"): the text being chunked stayed unsearchable, restart after restart. Through one door, the
+    second thread waits for the first's whole import."""
+    import offprompt.embedding  # noqa: F401
+
+
 @dataclass(frozen=True, slots=True)
 class ChromaLocation:
     """Where the chunk vectors live: a local directory, process memory, or a Chroma server."""
@@ -61,6 +72,7 @@ class ChromaLocation:
 
     def http_client(self) -> Any:
         """A client of the Chroma server (http mode); it connects at once, so it raises if the server is away."""
+        enter_chroma()
         import chromadb
         from chromadb.config import Settings
 
@@ -105,9 +117,10 @@ class EmbeddingSpec:
 
     def build(self) -> Any:
         """The embedding function; a ConfigError that names the choices if it can't be built."""
+        enter_chroma()  # which also registers the bundled function with Chroma
         from chromadb.utils.embedding_functions import known_embedding_functions
 
-        import offprompt.embedding  # registers the bundled function with Chroma
+        import offprompt.embedding
 
         if self.name == DEFAULT_EMBEDDING:
             return offprompt.embedding.MiniLMEmbedding.build_from_config(dict(self.config))
@@ -175,6 +188,7 @@ class ChromaDenseIndex:
             return self._collection
 
     def _open(self) -> ChromaCollection:
+        enter_chroma()
         import chromadb  # heavy: imported on first use, not at start-up
         import chromadb.errors
         from chromadb.config import Settings
@@ -222,6 +236,7 @@ class ChromaDenseIndex:
 
     def drop(self) -> None:
         """Delete the memory's collection on the Chroma server (a local one goes with the memory's directory)."""
+        enter_chroma()
         import chromadb.errors
 
         if self._location.mode != "http":
