@@ -21,8 +21,10 @@ from offprompt.config import OffpromptSettings
 from offprompt.errors import OffpromptError
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.notifications import PROGRESS, NotificationBoundary, ProgressRelay
-from offprompt.proxy.downstreams import ProgressFn, Proxy, Route
+from offprompt.proxy.downstream import ProgressFn
+from offprompt.proxy.downstreams import Proxy
 from offprompt.proxy.notification import Notification
+from offprompt.proxy.routes import Route
 from offprompt.results import ResultBoundary, ResultSettings, error_result
 from offprompt.secrets.exceptions import Row, set_user_rows
 from offprompt.serve.caller import Caller, Ctx
