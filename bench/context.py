@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 REPO = Path(__file__).resolve().parent.parent
 PEERS_BIN = REPO / "tests" / "peers" / "node_modules" / ".bin"

@@ -33,7 +33,8 @@ except ImportError:  # optional: the re2 columns are left empty
 
 from bench.report import load_average, stamp
 from offprompt.artifacts import TextArtifact
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 LINE = "2026-11-30T00:00:00 INFO worker-3 handled request 12345 in 3 ms for user alice\n"
 

@@ -91,7 +91,7 @@ def write_config(path: Path, peers: dict[str, dict[str, Any]], settings: dict[st
 
 def public_name(server: str, tool: str) -> str:
     try:
-        from offprompt.proxy.downstreams import public_name as name
+        from offprompt.proxy.routes import public_name as name
     except ImportError:
         return f"{server}__{tool}"
     return name(server, tool)

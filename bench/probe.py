@@ -34,7 +34,8 @@ def _store(memory: Any, result: Any) -> float:
 def cold_store(directory: Path) -> dict[str, Any]:
     """The first 1 MB store in a fresh process (pays tiktoken's set-up), then a warm one."""
     from bench.context import HeldIndexing
-    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+    from offprompt.memory.settings import MemorySettings
+    from offprompt.memory.task_memory import TaskMemory
 
     memory = TaskMemory.open(MemorySettings(name="cold", data_dir=directory, ttl_seconds=None, max_bytes=None))
     HeldIndexing(memory)
@@ -52,7 +53,8 @@ def profile_store(directory: Path, megabytes: float = 1) -> dict[str, Any]:
     from pyinstrument import Profiler
 
     from bench.context import HeldIndexing
-    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+    from offprompt.memory.settings import MemorySettings
+    from offprompt.memory.task_memory import TaskMemory
 
     memory = TaskMemory.open(MemorySettings(name="prof", data_dir=directory, ttl_seconds=None, max_bytes=None))
     HeldIndexing(memory)
@@ -78,7 +80,8 @@ def words_ready(directory: Path) -> dict[str, Any]:
     import mcp_types as mt
 
     from bench.corpus import KB, mixed_text
-    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+    from offprompt.memory.settings import MemorySettings
+    from offprompt.memory.task_memory import TaskMemory
 
     memory = TaskMemory.open(MemorySettings(name="words", data_dir=directory, ttl_seconds=None, max_bytes=None))
     try:
@@ -106,7 +109,8 @@ def wide_store(directory: Path, kind: str, mebibytes: float) -> dict[str, Any]:
 
     from bench.context import HeldIndexing
     from bench.corpus import mixed_text
-    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+    from offprompt.memory.settings import MemorySettings
+    from offprompt.memory.task_memory import TaskMemory
     from offprompt.results import CallSite, ResultBoundary
     from offprompt.tokens import warm_up
 

@@ -27,7 +27,8 @@ from bench.context import HeldIndexing
 from bench.corpus import MB, mixed_text
 from bench.report import invocation, load_average, stamp
 from offprompt.artifacts import from_result
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import warm_up
 
 INTENT = "how does the timeout of a subprocess work when it expires"

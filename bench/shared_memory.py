@@ -25,7 +25,8 @@ from typing import Any
 
 from bench.report import invocation, load_average, stamp
 from offprompt.artifacts import TextArtifact
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 RESULTS = Path(__file__).parent / "results" / "shared-memory.json"
 

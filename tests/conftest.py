@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.serve.app import build_server
 
 from .chroma_server import ChromaServer

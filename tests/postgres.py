@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 from .chroma_server import ChromaServer
 

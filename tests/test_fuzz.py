@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from offprompt.artifacts import JsonArtifact, TextArtifact
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.storage import grep
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.serve.app import build_server
 from offprompt.tools import TOOLS
 

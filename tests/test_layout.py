@@ -16,6 +16,7 @@ BELOW_SERVING = (
     "results.py",
     "proxy",
     "tools.py",
+    "tool_args.py",
     "policy.py",
     "memory",
     "config",

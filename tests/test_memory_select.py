@@ -23,7 +23,8 @@ from offprompt.memory.task_memory import TaskMemory
 from offprompt.proxy.downstreams import Proxy
 from offprompt.serve.app import build_server
 from offprompt.tokens import count_tokens
-from offprompt.tools import TOOLS, SelectArgs, memory_select
+from offprompt.tool_args import SelectArgs
+from offprompt.tools import TOOLS, memory_select
 
 from .support import REPO, meta, node_peer, text_of
 

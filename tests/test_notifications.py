@@ -28,7 +28,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from offprompt.config import parse_config
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.notifications import NotificationBoundary
 from offprompt.proxy.downstreams import Proxy
 from offprompt.proxy.list_cache import ListCache

@@ -28,7 +28,8 @@ from offprompt.artifacts import JsonArtifact, TextArtifact
 from offprompt.config import parse_config
 from offprompt.errors import ReferenceRefusedError
 from offprompt.memory.catalog import Origin
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.middleware import wrap
 from offprompt.proxy.downstreams import Proxy
 from offprompt.secrets import HANDLE, Redactor

@@ -10,7 +10,8 @@ import pytest
 
 from offprompt.config import StdioServer
 from offprompt.policy import Thresholds, decide, passes_by_size, result_text_size
-from offprompt.proxy.downstreams import Proxy, public_name
+from offprompt.proxy.downstreams import Proxy
+from offprompt.proxy.routes import public_name
 from offprompt.tokens import count_tokens
 
 THRESHOLDS = Thresholds(tokens=4000, blob_bytes=256 * 1024)

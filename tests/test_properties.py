@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from offprompt.artifacts import TextArtifact
 from offprompt.config import load_config
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.policy import Thresholds, decide
 from offprompt.tokens import count_tokens, count_tokens_beyond, well_formed
 

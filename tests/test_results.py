@@ -25,8 +25,9 @@ from offprompt.arguments import Receiver, fill
 from offprompt.config import OffPrompt, parse_config
 from offprompt.errors import InvalidArgumentError
 from offprompt.jsonrpc import dumps
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.storage import EmbeddingSpec
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.policy import Thresholds
 from offprompt.proxy.downstreams import Proxy
 from offprompt.proxy.intent import INTENT

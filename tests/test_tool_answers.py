@@ -11,7 +11,7 @@ from mcp import Client
 
 from offprompt.artifacts import TextArtifact, from_block, from_result
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.tools import _lean
+from offprompt.tool_args import _lean
 
 from .support import chunker_held, meta, text_of
 

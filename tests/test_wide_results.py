@@ -11,7 +11,8 @@ import mcp_types as mt
 import pytest
 
 from offprompt import results, tokens
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.results import CallSite, ResultBoundary
 
 pytestmark = pytest.mark.anyio

@@ -32,7 +32,8 @@ import mcp_types as mt
 from bench.report import invocation, load_average, stamp
 from mcp import Client
 
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import count_tokens
 
 REPO = Path(__file__).resolve().parents[2]

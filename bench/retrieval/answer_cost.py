@@ -49,7 +49,8 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from offprompt.config import parse_config
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.proxy.downstreams import Proxy
 from offprompt.serve.app import build_server
 from offprompt.tokens import count_tokens

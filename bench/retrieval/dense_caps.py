@@ -20,8 +20,9 @@ from eval import DATA, load_questions  # type: ignore[import-not-found]
 
 from offprompt import embedding
 from offprompt.memory import chunking
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.storage.text import searchable
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 
 
 def main() -> int:

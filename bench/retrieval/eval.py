@@ -76,8 +76,9 @@ import offprompt
 from offprompt.artifacts import from_block
 from offprompt.memory.chunking import chunk
 from offprompt.memory.outline.passages import terms as passage_terms
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.storage.base import Hit, SearchMode
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.tools import best_row
 
 HERE = Path(__file__).resolve().parent

@@ -22,9 +22,10 @@ from typing import Any
 
 import eval as retrieval
 
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.storage import ranking
 from offprompt.memory.storage.base import Candidate
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 
 
 def main() -> int:

@@ -31,7 +31,8 @@ from offprompt.artifacts import TEXT_KINDS
 from offprompt.errors import NotFoundError, OffpromptError, ReferenceRefusedError
 from offprompt.jsonrpc import dumps
 from offprompt.memory.catalog import Flow
-from offprompt.memory.task_memory import MEMORY_MARK, TaskMemory, memory_token
+from offprompt.memory.reference import MEMORY_MARK, memory_token
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.secrets import Redactor, holds_handle
 from offprompt.secrets.vault import HANDLE, QUOTED_HANDLE
 

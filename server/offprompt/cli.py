@@ -33,9 +33,11 @@ from offprompt.config import (
 )
 from offprompt.errors import ConfigError, OffpromptError
 from offprompt.memory.ephemeral import EphemeralDirectory, sweep_abandoned
+from offprompt.memory.settings import default_data_dir
 from offprompt.memory.siblings import open_free
-from offprompt.memory.task_memory import TaskMemory, default_data_dir
-from offprompt.serve.http import TransportSettings, add_transport_arguments, listen, serve_transport, transport_settings
+from offprompt.memory.task_memory import TaskMemory
+from offprompt.serve.http import TransportSettings, add_transport_arguments, transport_settings
+from offprompt.serve.http_apps import listen, serve_transport
 from offprompt.serve.prelude import FrontCache, Handoff
 
 if TYPE_CHECKING:

@@ -27,8 +27,9 @@ from starlette.requests import Request
 from offprompt import tokens, tools
 from offprompt.config import OffPrompt, SecretsMode
 from offprompt.errors import OffpromptError
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.siblings import open_free
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.policy import Thresholds
 from offprompt.results import CallSite, ResultBoundary, ResultSettings, error_result
 from offprompt.tools import TOOLS

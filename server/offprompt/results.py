@@ -51,7 +51,8 @@ from offprompt.config import OffPrompt, OffpromptSettings, SecretsMode
 from offprompt.errors import OffpromptError, ResultTimeoutError
 from offprompt.jsonrpc import MAX_DEPTH, MODEL_MAX_DEPTH, depth, dumps
 from offprompt.memory.catalog import Origin
-from offprompt.memory.task_memory import Reference, TaskMemory
+from offprompt.memory.reference import Reference
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.notifications import result_without_owned_meta
 from offprompt.policy import Decision, Thresholds, decide, passes_by_size, result_text_size
 from offprompt.proxy.intent import INTENT

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from offprompt.memory.task_memory import MemorySettings
+from offprompt.memory.settings import MemorySettings
 
 from .fill import Session, fill
 

@@ -11,7 +11,8 @@ from typing import Any
 from mcp import Client
 
 from offprompt.config import parse_config
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.proxy.downstreams import Proxy
 from offprompt.serve.app import build_server
 

@@ -15,7 +15,8 @@ import pytest
 
 from offprompt.artifacts import TextArtifact
 from offprompt.memory.catalog import Catalog, NamespaceRecord, Origin
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 from ..support import REPO
 from .fill import LINES, Session
@@ -207,7 +208,8 @@ def test_the_embedder_runs_at_the_niceness_set_in_the_config(tmp_path: Path) -> 
         import json, os, threading
         from pathlib import Path
         from offprompt.artifacts import TextArtifact
-        from offprompt.memory.task_memory import MemorySettings, TaskMemory
+        from offprompt.memory.settings import MemorySettings
+        from offprompt.memory.task_memory import TaskMemory
 
         memory = TaskMemory.open(MemorySettings(name="n", data_dir=Path({str(tmp_path)!r}), embedder_niceness=3))
         memory.store([TextArtifact(value="the deploy failed on a timeout\\n" * 40)], tool="t.x")

@@ -10,7 +10,7 @@ import mcp_types as mt
 import pytest
 
 from offprompt.memory.catalog import Catalog
-from offprompt.memory.task_memory import MemorySettings
+from offprompt.memory.settings import MemorySettings
 from offprompt.policy import result_text_size
 from offprompt.results import model_text
 from offprompt.tokens import count_tokens
@@ -62,7 +62,8 @@ async def test_stats_agree_with_the_session(
 def test_counts_of_a_memory_never_closed_reach_the_catalog_at_exit(tmp_path: Path) -> None:
     # offprompt.wrap's process may end without closing its memory: its last counts must not be lost.
     code = (
-        "import sys; from pathlib import Path; from offprompt.memory.task_memory import MemorySettings, TaskMemory; "
+        "import sys; from pathlib import Path; from offprompt.memory.settings import MemorySettings; "
+        "from offprompt.memory.task_memory import TaskMemory; "
         "m = TaskMemory.open(MemorySettings(name='w', data_dir=Path(sys.argv[1]))); "
         "m.usage.inline('srv', 'tool', 123)"
     )

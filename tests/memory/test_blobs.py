@@ -8,7 +8,8 @@ import pytest
 
 from offprompt.artifacts import ImageArtifact, TextArtifact
 from offprompt.errors import NotFoundError
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 

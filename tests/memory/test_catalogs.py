@@ -11,7 +11,8 @@ import pytest
 from offprompt.artifacts import TextArtifact
 from offprompt.memory import task_memory
 from offprompt.memory.catalog import Flow, Origin
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 
 @pytest.fixture(params=["files", pytest.param("postgres", marks=pytest.mark.postgres)])

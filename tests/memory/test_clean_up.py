@@ -15,7 +15,8 @@ import pytest
 from offprompt.artifacts import TextArtifact
 from offprompt.errors import InvalidArgumentError
 from offprompt.memory import task_memory
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 
 def test_gc_drops_expired_outputs_and_another_writers_half_written_files(
@@ -86,7 +87,8 @@ def test_a_query_it_cannot_answer_says_what_to_change(
 UNCLOSED = """
 import sys
 from pathlib import Path
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 memory = TaskMemory.open(MemorySettings(name="test", data_dir=Path(sys.argv[1])))
 memory.usage.stored("fs", "read_file", 5000, 1200, 90)
 """

@@ -15,7 +15,8 @@ SCRIPT = textwrap.dedent(
     from pathlib import Path
     import mcp_types as mt
     from offprompt.artifacts import from_block
-    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+    from offprompt.memory.settings import MemorySettings
+    from offprompt.memory.task_memory import TaskMemory
 
     memory = TaskMemory.open(MemorySettings(name="exit", data_dir=Path(sys.argv[1])))
     memory.store([from_block(mt.TextContent(text=Path(sys.argv[2]).read_text() * 3))], tool="fs.read_file")

@@ -271,7 +271,8 @@ def test_a_markdown_heading_above_a_thematic_break_is_one_heading() -> None:
 
 def test_outlines_are_stored_with_the_text(tmp_path: Path) -> None:
     from offprompt.artifacts import TextArtifact
-    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+    from offprompt.memory.settings import MemorySettings
+    from offprompt.memory.task_memory import TaskMemory
 
     settings = MemorySettings(name="outline", data_dir=tmp_path)
     memory = TaskMemory.open(settings)
@@ -305,7 +306,8 @@ def test_outlines_are_stored_with_the_text(tmp_path: Path) -> None:
 
 def test_an_outline_asked_for_before_the_indexer_made_it_is_made_then(tmp_path: Path) -> None:
     from offprompt.artifacts import TextArtifact
-    from offprompt.memory.task_memory import MemorySettings, TaskMemory
+    from offprompt.memory.settings import MemorySettings
+    from offprompt.memory.task_memory import TaskMemory
 
     memory = TaskMemory.open(MemorySettings(name="early", data_dir=tmp_path), resume_indexing=False)
     text = (DOCS / "code_subprocess.py").read_text()

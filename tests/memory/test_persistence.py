@@ -11,14 +11,16 @@ import pytest
 
 from offprompt.artifacts import ImageArtifact, JsonArtifact, TextArtifact
 from offprompt.errors import MemoryLockedError
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 from ..support import offprompt_command
 
 READER = """
 import json, sys
 from pathlib import Path
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 memory = TaskMemory.open(MemorySettings(name="test", data_dir=Path(sys.argv[1])))
 assert memory.text.wait_indexed(timeout=300)
 out = {}

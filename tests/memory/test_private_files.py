@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 from offprompt.artifacts import ImageArtifact, JsonArtifact, TextArtifact
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 
 def _modes(directory: Path) -> dict[str, int]:
@@ -68,7 +69,8 @@ _KILLED_WRITER = """
 import os, sys, time
 from pathlib import Path
 from offprompt.artifacts import ImageArtifact
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 memory = TaskMemory.open(MemorySettings(name="test", data_dir=Path(sys.argv[1])))
 def hang(fd):  # the write is on disk but not yet renamed into place when the process is killed
     print("writing", flush=True)
@@ -109,7 +111,8 @@ _KILLED_AFTER_STORING = """
 import os, sys, time
 from pathlib import Path
 from offprompt.artifacts import TextArtifact
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 os.umask(0o022)
 memory = TaskMemory.open(MemorySettings(name="test", data_dir=Path(sys.argv[1])))
 memory.store([TextArtifact(value="SECRET-44 the launch code\\n" * 50)], tool="vault.read")

@@ -11,9 +11,10 @@ import pytest
 
 from offprompt.artifacts import TextArtifact
 from offprompt.errors import NotFoundError, QuotaError
-from offprompt.memory import task_memory
+from offprompt.memory import quota, task_memory
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.storage.files import disk_bytes
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 
 
 def _log(seed: int, lines: int = 300) -> str:
@@ -109,15 +110,15 @@ def test_listings_measure_the_quota_every_few_seconds_and_stores_every_time(
         new = memory.store([TextArtifact(value=_log(2))], tool="t.new").namespace
         assert memory.text.wait_chunked(None, timeout=120)
         memory.recent()  # measured now
-        measured = memory.used_bytes
+        measured = memory.quota.used_bytes
         calls: list[int] = []
-        monkeypatch.setattr(memory, "used_bytes", lambda: calls.append(1) or measured())
+        monkeypatch.setattr(memory.quota, "used_bytes", lambda: calls.append(1) or measured())
         memory.recent()
         assert calls == []  # a listing right after a listing does not measure again
-        memory._max_bytes = measured() // 2  # as if the indexes had grown past the quota meanwhile
+        memory.quota.max_bytes = measured() // 2  # as if the indexes had grown past the quota meanwhile
         memory.recent()
         assert calls == []
-        clock[0] += task_memory.QUOTA_RECHECK_SECONDS
+        clock[0] += quota.QUOTA_RECHECK_SECONDS
         assert [r.namespace for r in memory.recent()] == [new]  # a few seconds on, the oldest goes
         with pytest.raises(NotFoundError):
             memory.load(old)

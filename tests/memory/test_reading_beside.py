@@ -12,7 +12,8 @@ import pytest
 from offprompt.artifacts import TextArtifact
 from offprompt.errors import InvalidArgumentError, MemoryLockedError, NotFoundError
 from offprompt.memory import dirlock, task_memory
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 LOG = "".join(f"2026-01-0{day} worker {day}: job finished in {day * 7} s\n" for day in range(1, 8))
 NOTES = "The reindex runs nightly.\nzebrafinch checksum failed on shard 4.\nThe backup is weekly.\n"

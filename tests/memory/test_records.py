@@ -19,7 +19,8 @@ from mcp import Client
 
 from offprompt.artifacts import TextArtifact
 from offprompt.errors import InvalidArgumentError
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 from ..cli.run import run
 from ..support import REPO, meta, text_of

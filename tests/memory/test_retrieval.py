@@ -20,9 +20,10 @@ from mcp import Client
 
 from offprompt.artifacts import TextArtifact, from_block
 from offprompt.errors import ConfigError, IncompatibleStoreError
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.storage import EmbeddingSpec, text_query
 from offprompt.memory.storage import text as text_storage
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.serve.app import build_server
 
 from ..support import DOCS, chunker_held, meta, text_of

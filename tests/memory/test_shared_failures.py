@@ -141,7 +141,8 @@ HOLDER = """
 import sys, time
 from pathlib import Path
 from offprompt.artifacts import TextArtifact
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 name, data_dir, dsn, chroma_url, text_file = sys.argv[1:]
 settings = MemorySettings(name=name, data_dir=Path(data_dir), postgres=dsn, chroma="http", chroma_url=chroma_url)
 memory = TaskMemory.open(settings)

@@ -17,8 +17,9 @@ import pytest
 from offprompt.artifacts import TextArtifact
 from offprompt.errors import MemoryLockedError
 from offprompt.memory.dirlock import DirectoryLock
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.siblings import MAX_SIBLINGS, drop_expired_siblings, open_free, sibling
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 
 
 def test_a_server_that_restarts_while_the_old_one_stops_gets_its_own_memory_back(settings: MemorySettings) -> None:
@@ -75,7 +76,7 @@ from pathlib import Path
 from offprompt.errors import MemoryLockedError
 from offprompt.memory.dirlock import DirectoryLock
 from offprompt.memory.siblings import drop_expired_siblings, sibling
-from offprompt.memory.task_memory import MemorySettings
+from offprompt.memory.settings import MemorySettings
 
 role, data_dir, seconds = sys.argv[1], Path(sys.argv[2]), float(sys.argv[3])
 settings = MemorySettings(name="test", data_dir=data_dir, ttl_seconds=60)

@@ -24,7 +24,8 @@ from mcp.shared.exceptions import MCPError
 
 from offprompt.config import LoadedConfig, StdioServer, parse_config
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.proxy.downstreams import Proxy, public_name
+from offprompt.proxy.downstreams import Proxy
+from offprompt.proxy.routes import public_name
 from offprompt.serve.app import build_server
 
 from ..support import REPO, node_peer, noise_png

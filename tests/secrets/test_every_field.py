@@ -22,7 +22,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from offprompt.config import parse_config
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.proxy.downstreams import Proxy
 from offprompt.secrets import HANDLE
 from offprompt.serve.app import build_server

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from offprompt.artifacts import TextArtifact
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 
 from ..support import REPO, offprompt_command, subprocess_env
 

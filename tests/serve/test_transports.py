@@ -29,7 +29,8 @@ from starlette.responses import PlainTextResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from offprompt.errors import ConfigError
-from offprompt.serve.http import RequestGuard, SessionCap, TransportSettings, is_loopback, owner_id, parse_tokens
+from offprompt.serve.http import RequestGuard, TransportSettings, is_loopback, owner_id, parse_tokens
+from offprompt.serve.http_apps import SessionCap
 
 from ..serving import Served, clean_env, headers_serving, offprompt_serving, recorded_headers
 from ..support import REPO, noise_png, offprompt_command

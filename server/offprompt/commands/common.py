@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from offprompt.config import OffpromptSettings, load_config
+from offprompt.memory.settings import MemorySettings, default_data_dir
 from offprompt.memory.storage import EmbeddingSpec
-from offprompt.memory.task_memory import MemorySettings, default_data_dir
 
 
 def memory_settings(settings: OffpromptSettings) -> MemorySettings:

@@ -27,8 +27,9 @@ from offprompt.errors import InvalidArgumentError, MemoryLockedError, NotFoundEr
 from offprompt.memory.catalog import Catalog, NamespaceRecord
 from offprompt.memory.dirlock import DirectoryLock, holder
 from offprompt.memory.outline import view as outline_view
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.storage.base import IndexState, SearchMode
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 
 #: `gc` and `reindex` print a progress line every this many items.
 PROGRESS_EVERY = 25

@@ -36,7 +36,26 @@ def _wait_flag(parser: argparse.ArgumentParser) -> None:
 
 def add(commands: Any) -> None:
     """Add `memory`, `memories`, `stats` and `init` to the `offprompt` subcommands."""
-    memory = commands.add_parser("memory", help="look into one memory and clean it")
+    _add_memory(commands.add_parser("memory", help="look into one memory and clean it"))
+
+    memories = commands.add_parser("memories", help="every memory in the data directory, or `rm NAME`")
+    _memory_flags(memories, name=False)
+    sub = memories.add_subparsers(dest="verb")
+    memories_rm = sub.add_parser("rm", help="delete a whole memory")
+    memories_rm.add_argument("name")
+    _wait_flag(memories_rm)
+    _memory_flags(memories_rm, name=False, nested=True)
+
+    stats = commands.add_parser("stats", help="what offprompt kept off the prompt, per server and tool")
+    stats.add_argument("--since", default=None, help="from this time (ISO date/time, or e.g. 2h, 7d ago)")
+    stats.add_argument("--until", default=None, help="up to this time (same forms)")
+    _memory_flags(stats)
+
+    _add_init(commands.add_parser("init", help="put offprompt in front of a client's MCP servers"))
+
+
+def _add_memory(memory: argparse.ArgumentParser) -> None:
+    """`offprompt memory ls|show|cat|grep|query|rm|gc|reindex`."""
     verbs = memory.add_subparsers(dest="verb", required=True)
     _memory_flags(verbs.add_parser("ls", help="what the memory holds, newest first"))
     show = verbs.add_parser("show", help="one namespace: where it came from, its items, its indexing")
@@ -71,20 +90,9 @@ def add(commands: Any) -> None:
     _wait_flag(reindex)
     _memory_flags(reindex)
 
-    memories = commands.add_parser("memories", help="every memory in the data directory, or `rm NAME`")
-    _memory_flags(memories, name=False)
-    sub = memories.add_subparsers(dest="verb")
-    memories_rm = sub.add_parser("rm", help="delete a whole memory")
-    memories_rm.add_argument("name")
-    _wait_flag(memories_rm)
-    _memory_flags(memories_rm, name=False, nested=True)
 
-    stats = commands.add_parser("stats", help="what offprompt kept off the prompt, per server and tool")
-    stats.add_argument("--since", default=None, help="from this time (ISO date/time, or e.g. 2h, 7d ago)")
-    stats.add_argument("--until", default=None, help="up to this time (same forms)")
-    _memory_flags(stats)
-
-    init = commands.add_parser("init", help="put offprompt in front of a client's MCP servers")
+def _add_init(init: argparse.ArgumentParser) -> None:
+    """`offprompt init --client NAME`."""
     init.add_argument("--client", choices=CLIENTS, required=True)
     init.add_argument("--config", type=Path, default=None, help="the client's config file (default: where it is)")
     init.add_argument(

@@ -23,7 +23,8 @@ from typing import Final
 
 from offprompt.errors import MemoryLockedError
 from offprompt.memory.dirlock import DirectoryLock
-from offprompt.memory.task_memory import MemorySettings, TaskMemory, drop_remote_vectors
+from offprompt.memory.settings import MemorySettings, drop_remote_vectors
+from offprompt.memory.task_memory import TaskMemory
 
 __all__ = ["MAX_SIBLINGS", "drop_expired_siblings", "open_free", "sibling"]
 

@@ -1,561 +1,56 @@
-"""Connections to the user's MCP servers: started once, reused for every call, restarted after a crash
-or when hung (silent through 3 call timeouts in a row).
-
-Each downstream runs in its own task that holds the transport and the
-`ClientSession` open until the proxy closes. Calls share that one session and
-run concurrently. A downstream that fails to start, dies or times out fails
-its own calls with a sentence that says so; the others are not affected, and
-the next call to it starts it again.
-"""
+"""All of the user's MCP servers behind one `Proxy`: each a `Downstream` (`downstream.py`) that fails only its
+own calls; their tools under public names (`routes.py`), their prompts and resources passed through, and each
+call routed to the server that lists it."""
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import logging
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any
 
 import anyio
 import mcp_types as mt
-from anyio.abc import TaskGroup, TaskStatus
-from mcp.shared.dispatcher import ProgressFnT
+from anyio.abc import TaskGroup
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel
 
-from offprompt.config import (
-    OffPrompt,
-    SecretsMode,
-    ServerConfig,
-    StdioServer,
-    unknown_tool_entries,
-    unknown_tool_message,
-)
-from offprompt.errors import DownstreamTimeoutError, DownstreamUnavailableError
+from offprompt.config import SecretsMode, ServerConfig
+from offprompt.errors import DownstreamUnavailableError
 from offprompt.logs import keep_message_content_out_of_logs
-from offprompt.proxy.client_features import Callers, ClientChannel, ClientSession
-from offprompt.proxy.intent import with_intent
-from offprompt.proxy.list_cache import CachedLists, ListCache, as_wire, entry_key
+from offprompt.proxy.client_features import ClientChannel, ClientSession
+from offprompt.proxy.downstream import (
+    EVERY_LISTING,
+    START_TIMEOUT,
+    ChangeFn,
+    Downstream,
+    Listing,
+    ProgressFn,
+    capable,
+)
+from offprompt.proxy.list_cache import CachedLists, ListCache
 from offprompt.proxy.list_secrets import ListSecrets
 from offprompt.proxy.notification import Notification, RelayFn
-from offprompt.proxy.openers import Connect, Hooks, McpSession, open_session
-from offprompt.proxy.stdio_session import ConnectionClosedError, RawProgress, StdioSession, connection_closed
-from offprompt.proxy.tasks import TaskBook, TaskRecord
+from offprompt.proxy.openers import Connect, McpSession, open_session
+from offprompt.proxy.routes import (
+    MAX_NAME,
+    RESERVED_PREFIX,
+    SEPARATOR,
+    Route,
+    collision_message,
+    public_name,
+    route_tools,
+)
+from offprompt.proxy.stdio_session import RawProgress
+from offprompt.proxy.tasks import TaskBook, TaskRecord, create_task, list_owned_tasks, relay_task_request
 from offprompt.secrets import Redactor
 
 logger = logging.getLogger(__name__)
 keep_message_content_out_of_logs()  # results of HTTP downstreams, `always` ones included
 
-MAX_NAME = 64
-SEPARATOR = "__"
-START_TIMEOUT = 60.0
-#: Calls past their timeout in a row, the server silent through each, that make a stdio server hung: killed.
-HUNG_AFTER = 3
 #: How long a listing waits for servers still starting that have no cached list (an `npx -y` server downloads
 #: itself on its first run); Claude Code gives tools/list 5 s, so a later one is announced with list_changed.
 LIST_WAIT_SECONDS = 3.0
 RETRY_SECONDS = 30.0  # how often a server that never started is tried again, when the client lists tools
-
-ProgressFn = ProgressFnT
-T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
-#: Which of the lists a client holds have changed.
-Listing = Literal["tools", "prompts", "resources"]
-EVERY_LISTING: tuple[Listing, ...] = ("tools", "prompts", "resources")
-TOOLS_LISTING: tuple[Listing, ...] = ("tools",)
-ChangeFn = Callable[[Collection[Listing]], Awaitable[None]]
-#: A downstream's own changed lists, announced as offprompt's (whose lists hold them).
-_CHANGED_LISTINGS: dict[str, Listing] = {
-    "notifications/prompts/list_changed": "prompts",
-    "notifications/resources/list_changed": "resources",
-}
-#: Names offprompt keeps for its own tools (memory_load, ...): an unprefixed server's tool may not take one.
-RESERVED_PREFIX = "memory_"
-
-
-def public_name(server: str, tool: str, *, force_hash: bool = False) -> str:
-    """`{server}__{tool}` with characters outside [A-Za-z0-9_-] made `_`, cut to 64 with a stable hash."""
-    name = re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}{SEPARATOR}{tool}")
-    if len(name) <= MAX_NAME and not force_hash:
-        return name
-    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
-    return f"{name[: MAX_NAME - 9]}_{digest}"
-
-
-def collision_message(server: str, kind: str, name: str, other: str | None) -> str:
-    """One line: which unprefixed name clashes with what, that it is left out, and the fix."""
-    clash = (
-        f'names starting with "{RESERVED_PREFIX}" are offprompt\'s own tools'
-        if other is None
-        else f'MCP server "{other}" lists a {kind} under that name too'
-    )
-    fix = f'"prefix": true on "{server}"' if other is None else f'"prefix": true on "{server}" or "{other}"'
-    return (
-        f'MCP server "{server}" lists {kind} "{name}" under its own name ("prefix": false), but {clash}: '
-        f'"{server}"\'s {kind} is left out. Set {fix} in the offprompt config (mcpServers.{server}.prefix).'
-    )
-
-
-def _where(config: ServerConfig) -> str:
-    if isinstance(config, StdioServer):
-        return f"command {' '.join([config.command, *config.args])!r}"
-    return f"url {config.url}"
-
-
-class Downstream:
-    """One of the user's MCP servers, as offprompt sees it."""
-
-    def __init__(
-        self,
-        name: str,
-        config: ServerConfig,
-        on_tools_changed: ChangeFn,
-        place: str = "",
-        connect: Connect = open_session,
-        tool_places: Mapping[str, str] | None = None,
-        cache: ListCache | None = None,
-    ) -> None:
-        self.name = name
-        self.config = config
-        self._connect = connect
-        self._cache = cache
-        self._cache_key = ""
-        self.callers = Callers(name, config.roots)  # who answers the server's sampling, elicitation and roots
-        self.tool_places = tool_places or {}  # where the config's `tools` entries are: "mcp.json:9: …tools.x"
-        self._warned: set[str] = set()
-        self.on_relay: RelayFn | None = None  # what the server says beside its results, for the clients
-        self._timeouts = 0  # calls past their timeout since the server last answered one
-        self._sensitive_calls = 0  # calls in flight to an `always` tool: what the server says meanwhile is theirs
-        #: Its `always` tools, settled here: a call reads this set, not the config (one call less on the tiny call).
-        self._always = frozenset(t for t in config.tools if config.policy_for(t) == "always")
-        self.list_secrets: ListSecrets | None = None  # its lists' secrets become handles as they arrive
-        self.log_level: mt.LoggingLevel | None = None  # the clients' last logging/setLevel, sent at each start
-        self.tools_version = 0
-        self._tools: list[mt.Tool] = []
-        self.place = place  # where the config names its command or url: "mcp.json:7: mcpServers.fs.command"
-        self.error: str | None = None
-        self.starts = 0
-        self.last_attempt = -float("inf")
-        self._on_tools_changed = on_tools_changed
-        self.died: str | None = None  # why a running server stopped, until a call has reported it
-        self._session: McpSession | None = None
-        self._stop: anyio.Event | None = None
-        self._start_lock = anyio.Lock()
-        #: What is listed before this server answers: its lists from the last run, until it runs.
-        self.cached: CachedLists | None = None
-        if cache is not None:
-            command = config.command if isinstance(config, StdioServer) else None
-            self._cache_key = entry_key(name, config.written, command)
-            self.cached = cache.lists(self._cache_key)
-            if self.cached is not None:
-                self.tools = self.cached.tools
-
-    async def redacted(self, items: Sequence[M]) -> list[M]:
-        """Listed `items` as clients may see them and the cache may keep them: their secrets as handles."""
-        if self.list_secrets is None or not items:
-            return list(items)
-        return await self.list_secrets.redacted(self.name, items)
-
-    async def raw_uri(self, uri: str) -> str:
-        """A URI this server listed, as it wrote it (`uri` as the clients were given it)."""
-        return uri if self.list_secrets is None else await self.list_secrets.raw_uri(self.name, uri)
-
-    @property
-    def cached_tools(self) -> list[mt.Tool] | None:
-        return None if self.cached is None else self.cached.tools
-
-    @property
-    def listable(self) -> bool:
-        """Whether its lists can be given now: it runs, it failed (nothing to wait for), or they are cached."""
-        return self.running or self.error is not None or self.cached is not None
-
-    @property
-    def tools(self) -> list[mt.Tool]:
-        """The server's tools as it last listed them (kept while it is down, so its calls can say so)."""
-        return self._tools
-
-    @tools.setter
-    def tools(self, tools: list[mt.Tool]) -> None:
-        self._tools = tools
-        self.tools_version += 1
-        for entry, suggestion in unknown_tool_entries(self.config, {t.name for t in tools}):
-            if entry not in self._warned:  # once per entry, not at every relisting
-                self._warned.add(entry)
-                place = self.tool_places.get(entry) or f"mcpServers.{self.name}.tools.{entry}"
-                logger.warning("%s", unknown_tool_message(place, self.name, entry, suggestion))
-
-    @property
-    def running(self) -> bool:
-        return self._session is not None
-
-    @property
-    def session(self) -> McpSession | None:
-        return self._session
-
-    async def ensure_started(self, tg: TaskGroup) -> McpSession:
-        """The live session, starting the server first if it is not running."""
-        if self._session is not None:
-            return self._session  # the common case, without the lock: anyio's yields to the loop at every acquire
-        async with self._start_lock:
-            if self._session is None:
-                self.last_attempt = anyio.current_time()
-                try:
-                    with anyio.fail_after(START_TIMEOUT):
-                        await tg.start(self._run)
-                except TimeoutError:
-                    self.error = f"it did not answer initialize within {START_TIMEOUT:.0f} s"
-                    raise DownstreamUnavailableError(self._unavailable()) from None
-                except Exception as exc:
-                    self.error = _describe(exc)
-                    raise DownstreamUnavailableError(self._unavailable()) from None
-            assert self._session is not None
-            return self._session
-
-    def _unavailable(self) -> str:
-        return (
-            f'MCP server "{self.name}" could not be started ({self.place or _where(self.config)}): {self.error}. '
-            "Check its entry in the offprompt config; offprompt tries again on the next call."
-        )
-
-    def _exited(self, reason: str | None) -> None:
-        """The connection ended by itself; `reason` says why when no call has reported it yet."""
-        if reason is not None and self._stop is not None and not self._stop.is_set():
-            self.died = reason
-            logger.warning('MCP server "%s" stopped: %s', self.name, reason)
-        self.stop()
-
-    async def _run(self, *, task_status: TaskStatus[None]) -> None:
-        stop = anyio.Event()
-        started = False
-        try:
-            hooks = Hooks(self._on_notification, self._exited, self.callers.answer)
-            async with self._connect(self.name, self.config, hooks) as session:
-                self.starts += 1
-                live = await self.redacted(await _list_all_tools(session))
-                previous, self.cached = self.cached, None
-                changed = self._tools_changed(previous, live)
-                self.tools = live
-                self._session, self._stop, self.error, self.died = session, stop, None, None
-                self._timeouts = 0
-                started = True
-                task_status.started()
-                if self.log_level is not None:
-                    await self.apply_log_level(session)
-                if changed:
-                    await self._on_tools_changed(TOOLS_LISTING)
-                await self._keep_lists(session, previous, live)
-                await stop.wait()
-        except Exception as exc:
-            if not started:
-                raise
-            logger.warning('MCP server "%s" stopped: %s', self.name, _describe(exc))
-        finally:
-            if self._stop is stop:
-                self._session = self._stop = None
-
-    def _tools_changed(self, previous: CachedLists | None, live: list[mt.Tool]) -> bool:
-        """Whether the live tools differ from the cached ones the clients were given (a change is kept for the
-        next start at once, so a server that dies right after listing still leaves its list)."""
-        if self._cache is None:
-            return False
-        cached = None if previous is None else previous.tools
-        changed = cached is None or as_wire(cached) != as_wire(live)  # dumped once each, not twice
-        if changed:
-            kept = previous or CachedLists(tools=live)
-            self._cache.save(self._cache_key, CachedLists(live, kept.prompts, kept.resources, kept.templates))
-        if cached is None:
-            return False
-        gone = sorted({t.name for t in cached} - {t.name for t in live})
-        if gone:
-            logger.warning(
-                'MCP server "%s" no longer lists %s, which it listed last time; clients are told its new list',
-                self.name,
-                ", ".join(gone),
-            )
-        return changed
-
-    async def _keep_lists(self, session: McpSession, previous: CachedLists | None, tools: list[mt.Tool]) -> None:
-        """After the start: list the server's prompts, resources and templates, keep them for the next start,
-        and tell the clients of those that differ from the cached ones they were given."""
-        if self._cache is None:
-            return
-        try:
-            prompts, resources, templates = await _list_the_rest(session)
-            lists = CachedLists(
-                tools, await self.redacted(prompts), await self.redacted(resources), await self.redacted(templates)
-            )
-        except Exception as exc:  # the lists go live from the session anyway; only the next start waits
-            logger.info('listing the prompts and resources of "%s" to keep them failed: %s', self.name, exc)
-            return
-        if previous is not None and previous.wire() == lists.wire():
-            return
-        self._cache.save(self._cache_key, lists)
-        if previous is None:
-            return  # nothing was given from the cache: the proxy announces a late start itself
-        changed: list[Listing] = []
-        if as_wire(previous.prompts) != as_wire(lists.prompts):
-            changed.append("prompts")
-        if as_wire([*previous.resources, *previous.templates]) != as_wire([*lists.resources, *lists.templates]):
-            changed.append("resources")
-        if changed:
-            await self._on_tools_changed(changed)
-
-    async def apply_log_level(self, session: McpSession) -> None:
-        """Send the clients' log level to the server, if it logs (a refusal is only logged)."""
-        level = self.log_level
-        if level is None or not _capable(session, "logging"):
-            return
-        try:
-            await session.set_logging_level(level)
-        except MCPError as exc:
-            logger.warning('"%s" refused logging level %s: %s', self.name, level, exc.message)
-        except Exception as exc:  # a server that went away gets the level at its next start
-            logger.debug('could not send logging level %s to "%s": %s', level, self.name, exc)
-
-    async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        # Whose it is and how sensitive, as things stand when it arrives (before any wait).
-        client = self.callers.listener()
-        sensitive = self.config.off_prompt == "always" or self._sensitive_calls > 0
-        if method == "notifications/tools/list_changed":
-            if self._session is not None:
-                self.tools = await self.redacted(await _list_all_tools(self._session))
-                await self._on_tools_changed(TOOLS_LISTING)
-        elif method in _CHANGED_LISTINGS:
-            await self._on_tools_changed([_CHANGED_LISTINGS[method]])
-        elif self.on_relay is not None:
-            await self.on_relay(Notification(self.name, method, params, self.config.secrets, sensitive, client))
-
-    async def call(
-        self,
-        tg: TaskGroup,
-        tool: str,
-        arguments: dict[str, Any] | None,
-        limit: float | None,
-        progress: ProgressFn | None = None,
-        caller: ClientChannel | None = None,
-    ) -> mt.CallToolResult:
-        """Call a tool; the result as an SDK model. `caller` answers what the server asks its client meanwhile."""
-
-        async def send(session: McpSession) -> mt.CallToolResult:
-            return await session.call_tool(tool, arguments, progress_callback=progress)
-
-        return await self._guarded(tg, tool, limit, send, caller)
-
-    async def call_raw(
-        self,
-        tg: TaskGroup,
-        tool: str,
-        arguments: dict[str, Any] | None,
-        limit: float | None,
-        progress: RawProgress | None = None,
-        caller: ClientChannel | None = None,
-    ) -> dict[str, Any]:
-        """Call a tool of a local server; the result exactly as the server wrote it (the fast lane)."""
-
-        async def send(session: McpSession) -> dict[str, Any]:
-            assert isinstance(session, StdioSession)
-            return await session.request("tools/call", {"name": tool, "arguments": arguments or {}}, progress)
-
-        return await self._guarded(tg, tool, limit, send, caller, native=True)
-
-    async def request_raw(
-        self,
-        tg: TaskGroup,
-        method: str,
-        params: dict[str, Any],
-        limit: float | None,
-        caller: ClientChannel | None = None,
-    ) -> dict[str, Any]:
-        """Any request to a local server, its result as the server wrote it (tasks: a result the SDK can't type)."""
-
-        async def send(session: McpSession) -> dict[str, Any]:
-            if not isinstance(session, StdioSession):
-                raise MCPError(
-                    mt.INVALID_REQUEST,
-                    f'offprompt relays tasks only for local (stdio) servers; "{self.name}" is remote. '
-                    "Call the tool without task augmentation.",
-                )
-            return await session.request(method, params)
-
-        return await self._guarded(tg, method, limit, send, caller)
-
-    @property
-    def raw_capable(self) -> bool:
-        """Whether calls can take the fast lane: a live local server with no death left to report."""
-        return isinstance(self._session, StdioSession) and self.died is None
-
-    async def _guarded(
-        self,
-        tg: TaskGroup,
-        tool: str,
-        limit: float | None,
-        send: Callable[[McpSession], Awaitable[T]],
-        caller: ClientChannel | None,
-        *,
-        native: bool = False,
-    ) -> T:
-        """`send` for `caller`'s client, which is in flight to this downstream meanwhile (so that the server's
-        requests during the call reach it): see `_send`."""
-        self.callers.enter(caller)
-        sensitive = tool in self._always
-        self._sensitive_calls += sensitive
-        try:
-            return await self._send(tg, tool, limit, send, native)
-        finally:
-            self.callers.leave(caller)
-            self._sensitive_calls -= sensitive
-
-    async def _send(
-        self, tg: TaskGroup, tool: str, limit: float | None, send: Callable[[McpSession], Awaitable[T]], native: bool
-    ) -> T:
-        """`send` to the running server within `limit` seconds, its failures told as offprompt's errors. `native`:
-        `send` is asyncio's own code (the fast lane's StdioSession), so asyncio's timeout bounds it, at half the cost
-        of anyio's on every call; anyio's respects the shielded scopes of the SDK's sessions."""
-        if self.died is not None:
-            reason, self.died = self.died, None
-            raise DownstreamUnavailableError(
-                f'MCP server "{self.name}" had stopped ({reason}). offprompt starts it again on the next call.'
-            )
-        session = await self.ensure_started(tg)
-        try:
-            if native:
-                async with asyncio.timeout(limit):
-                    answer = await send(session)
-            else:
-                with anyio.fail_after(limit):
-                    answer = await send(session)
-            self._timeouts = 0
-            return answer
-        except TimeoutError:
-            raise self._timed_out(session, tool, limit) from None
-        except MCPError as exc:
-            if not connection_closed(exc, session):
-                raise  # the server answered with a protocol error (-32000 included): it is alive
-            self.stop()
-            raise DownstreamUnavailableError(
-                f'MCP server "{self.name}" stopped during the call ({exc.message}). '
-                "offprompt starts it again on the next call."
-            ) from None
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
-            self.stop()
-            raise DownstreamUnavailableError(
-                f'MCP server "{self.name}" stopped during the call ({_describe(exc)}). '
-                "offprompt starts it again on the next call."
-            ) from None
-
-    def _timed_out(self, session: McpSession, tool: str, limit: float | None) -> DownstreamTimeoutError:
-        """What a call past its timeout tells; a server wedged on an unfinished message, or silent through
-        `HUNG_AFTER` timeouts in a row, is killed (every later call would wait out its timeout) and starts again."""
-        self._timeouts += 1
-        within = f'"{self.name}.{tool}" did not answer within {limit:.0f} s'
-        reason = None
-        if isinstance(session, StdioSession) and session.stalled_for() >= min(5.0, (limit or 0) / 2):
-            if session.partial_line_bytes:
-                # Wedged, not slow: every later answer would be glued to the unfinished message and lost.
-                reason = (
-                    f"left a message of {session.partial_line_bytes:,} bytes unfinished (no end of line) past the "
-                    "call's timeout"
-                )
-            elif self._timeouts >= HUNG_AFTER:  # hung, not slow: it wrote nothing through each of them
-                reason = f"answered none of its last {self._timeouts} calls in a row, silent past each one's timeout"
-        if reason is None or not isinstance(session, StdioSession):
-            return DownstreamTimeoutError(
-                f"{within}; the call was abandoned. Try again, or raise timeout_seconds for this server in the "
-                "offprompt config."
-            )
-        logger.warning('MCP server "%s" %s: stopping it; it starts again on the next call', self.name, reason)
-        session.abandon(f"it {reason}")
-        self.stop()
-        self._timeouts = 0
-        return DownstreamTimeoutError(
-            f'{within}, and MCP server "{self.name}" {reason}: offprompt stopped it (its other calls in flight '
-            "failed) and starts it again on the next call."
-        )
-
-    def stop(self) -> None:
-        if self._stop is not None:
-            self._stop.set()
-        self._session = None
-
-
-async def _list_the_rest(
-    session: McpSession,
-) -> tuple[list[mt.Prompt], list[mt.Resource], list[mt.ResourceTemplate]]:
-    """A server's prompts, resources and resource templates (first pages, as clients are given them)."""
-    prompts = (await session.list_prompts()).prompts if _capable(session, "prompts") else []
-    resources: list[mt.Resource] = []
-    templates: list[mt.ResourceTemplate] = []
-    if _capable(session, "resources"):
-        resources = (await session.list_resources()).resources
-        try:
-            templates = (await session.list_resource_templates()).resource_templates
-        except MCPError as exc:
-            if exc.code != mt.METHOD_NOT_FOUND:
-                raise
-    return list(prompts), list(resources), list(templates)
-
-
-async def _list_all_tools(session: McpSession) -> list[mt.Tool]:
-    tools: list[mt.Tool] = []
-    cursor: str | None = None
-    while True:
-        page = await session.list_tools(params=mt.PaginatedRequestParams(cursor=cursor) if cursor else None)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            return tools
-
-
-def _labels(server: str, tools: Sequence[mt.Tool]) -> tuple[list[str], list[str]]:
-    """Each tool's name, the second and later of one name given `__2`, `__3`, … so no two are listed alike (a
-    client keeps one of two tools of one name, or refuses the list); and a line for each name listed twice."""
-    seen: dict[str, int] = {}
-    labels: list[str] = []
-    for tool in tools:
-        seen[tool.name] = seen.get(tool.name, 0) + 1
-        labels.append(tool.name if seen[tool.name] == 1 else f"{tool.name}{SEPARATOR}{seen[tool.name]}")
-    repeated = [
-        f'MCP server "{server}" lists tool "{name}" {count} times; offprompt lists them as "{name}", '
-        + ", ".join(f'"{name}{SEPARATOR}{n}"' for n in range(2, count + 1))
-        + f' (each calls "{name}"). Tell the server\'s authors.'
-        for name, count in seen.items()
-        if count > 1
-    ]
-    return labels, repeated
-
-
-def _capable(session: McpSession, feature: str) -> bool:
-    capabilities = session.server_capabilities
-    return capabilities is not None and getattr(capabilities, feature, None) is not None
-
-
-def _describe(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    if isinstance(exc, ConnectionClosedError):
-        return exc.message
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """Where a public tool name goes, and what the config says of that tool: settled when the routes are built,
-    so a call reads them here instead of asking the config each time. Two routes are equal by server and tool."""
-
-    server: str
-    tool: str
-    mode: OffPrompt = field(default="auto", compare=False)
-    secrets: SecretsMode = field(default="redact", compare=False)
-    #: The tool's `intent` argument is offprompt's (added to its schema when listed): never forwarded.
-    intent: bool = field(default=False, compare=False)
-    secrets_allow: frozenset[str] = field(default=frozenset(), compare=False)
-    #: The tool's input schema as its server lists it (without offprompt's `intent`).
-    schema: Mapping[str, Any] | None = field(default=None, compare=False)
-    max_argument_bytes: int | None = field(default=None, compare=False)
 
 
 class Proxy:
@@ -693,42 +188,7 @@ class Proxy:
         version = tuple(d.tools_version for d in self.downstreams.values())
         if version == self._routes_version:
             return
-        routes: dict[str, Route] = {}
-        listed: list[mt.Tool] = []
-        collisions: list[str] = []
-        duplicates: list[str] = []
-        for name, downstream in self.downstreams.items():
-            labels, repeated = _labels(name, downstream.tools)
-            duplicates += repeated
-            for tool, label in zip(downstream.tools, labels, strict=True):
-                if downstream.config.prefix:
-                    public = public_name(name, label)
-                    if public in routes:  # "a__b"+"c" and "a"+"b__c" meet: keep both, apart
-                        public = public_name(name, label, force_hash=True)
-                else:
-                    public = label
-                    clash = self._clash(name, "tool", public, routes.get(public))
-                    if clash is not None:
-                        collisions.append(clash)
-                        continue
-                update: dict[str, Any] = {"name": public, "output_schema": None}
-                schema = with_intent(tool.input_schema) if self.intent else None
-                if schema is not None:
-                    update["input_schema"] = schema
-                config = downstream.config
-                mode, secrets = config.policy_for(tool.name), config.secrets_for(tool.name)
-                allow = config.secrets_allow_for(tool.name)
-                routes[public] = Route(
-                    name,
-                    tool.name,
-                    mode,
-                    secrets,
-                    schema is not None,
-                    allow,
-                    tool.input_schema,
-                    config.max_argument_bytes,
-                )
-                listed.append(tool.model_copy(update=update))
+        routes, listed, collisions, duplicates = route_tools(self.downstreams, self.intent, self._clash)
         self._routes, self._listed, self._routes_version = routes, listed, version
         self.collisions = collisions
         for message in duplicates:
@@ -893,7 +353,7 @@ class Proxy:
                 session = await downstream.ensure_started(self._tg)
             except DownstreamUnavailableError:
                 continue
-            if _capable(session, feature):
+            if capable(session, feature):
                 found.append((downstream, session))
         return found
 
@@ -911,7 +371,7 @@ class Proxy:
             session = await downstream.ensure_started(self._tg)
         except DownstreamUnavailableError:
             return None
-        return session if _capable(session, feature) else None
+        return session if capable(session, feature) else None
 
     async def list_resources(self) -> list[mt.Resource]:
         """Every downstream resource, URI unchanged, its name prefixed with its server's."""
@@ -975,7 +435,7 @@ class Proxy:
             if (session := await self._session_of(downstream, "completions")) is None:
                 continue
             if isinstance(ref, mt.PromptReference):
-                prompts = (await session.list_prompts()).prompts if _capable(session, "prompts") else []
+                prompts = (await session.list_prompts()).prompts if capable(session, "prompts") else []
                 own = [p.name for p in prompts if self._public(downstream.name, p.name) == ref.name]
                 if not own:
                     continue
@@ -1099,43 +559,20 @@ class Proxy:
         """A task-augmented call: the server's CreateTaskResult as it wrote it; the task is the caller's."""
         assert self._tg is not None, "the proxy is not running"
         downstream = self._serving(route.server, session)
-        params = {"name": route.tool, "arguments": arguments or {}, "task": task}
-        created = await downstream.request_raw(self._tg, "tools/call", params, self.timeout(route), caller)
-        found = created.get("task")
-        task_id = found.get("taskId") if isinstance(found, dict) else None
-        if not isinstance(task_id, str):
-            raise MCPError(mt.INTERNAL_ERROR, f'"{route.server}.{route.tool}" created no task: it answered {created}')
-        self.tasks.add(task_id, TaskRecord(route, downstream, id(caller.client)))
-        return created
+        return await create_task(self._tg, self.tasks, downstream, route, arguments, task, caller, self.timeout(route))
 
     async def task_request(
         self, method: str, params: dict[str, Any], caller: ClientChannel
     ) -> tuple[TaskRecord, dict[str, Any]]:
-        """`tasks/get`, `tasks/result` or `tasks/cancel`, sent to the server that runs the task. `tasks/result`
-        waits for the task's end; what the server asks the client meanwhile (input_required) goes to `caller`."""
+        """`tasks/get`, `tasks/result` or `tasks/cancel`, sent to the server that runs the task (see
+        `tasks.relay_task_request`)."""
         assert self._tg is not None, "the proxy is not running"
-        _, record = self.tasks.find(params, id(caller.client))
-        limit = None if method == "tasks/result" else self.timeout(record.route)  # a task runs as long as it runs
-        return record, await record.downstream.request_raw(self._tg, method, params, limit, caller)
+        return await relay_task_request(self._tg, self.tasks, method, params, caller, self.timeout)
 
     async def list_tasks(self, caller: ClientChannel) -> list[dict[str, Any]]:
         """The caller's tasks, as the servers that run them list them now."""
         assert self._tg is not None, "the proxy is not running"
-        owned = self.tasks.owned(id(caller.client))
-        listed: list[dict[str, Any]] = []
-        for downstream in {id(r.downstream): r.downstream for r in owned.values()}.values():
-            try:
-                page = await downstream.request_raw(self._tg, "tasks/list", {}, self.default_timeout, caller)
-            except (MCPError, DownstreamUnavailableError, DownstreamTimeoutError) as exc:
-                logger.warning('listing the tasks of "%s" failed: %s', downstream.name, exc)
-                continue
-            tasks = page.get("tasks")
-            listed += (
-                [t for t in tasks if isinstance(t, dict) and t.get("taskId") in owned]
-                if isinstance(tasks, list)
-                else []
-            )
-        return listed
+        return await list_owned_tasks(self._tg, self.tasks, caller, self.default_timeout)
 
     def spawn(self, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run `run` in the proxy's task group: a call that outlives the client request that started it (a

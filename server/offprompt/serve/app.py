@@ -15,14 +15,16 @@ from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from offprompt import tools
+from offprompt import tool_args, tools
 from offprompt._version import __version__
 from offprompt.config import OffpromptSettings
 from offprompt.errors import OffpromptError
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.notifications import PROGRESS, NotificationBoundary, ProgressRelay
-from offprompt.proxy.downstreams import ProgressFn, Proxy, Route
+from offprompt.proxy.downstream import ProgressFn
+from offprompt.proxy.downstreams import Proxy
 from offprompt.proxy.notification import Notification
+from offprompt.proxy.routes import Route
 from offprompt.results import ResultBoundary, ResultSettings, error_result
 from offprompt.secrets.exceptions import Row, set_user_rows
 from offprompt.serve.caller import Caller, Ctx
@@ -164,7 +166,7 @@ class Handlers:
         (offprompt's `intent` carries no header); a tool whose server has not listed it yet has none to check."""
         tool = TOOLS.get(name)
         if tool is not None:
-            return tools.input_schema(tool.args)
+            return tool_args.input_schema(tool.args)
         route = self.proxy.routes().get(name) if self.proxy is not None else None
         return route.schema if route is not None else None
 

@@ -11,7 +11,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from offprompt.proxy.client_features import ClientSession
-from offprompt.proxy.downstreams import ProgressFn, Proxy, Route
+from offprompt.proxy.downstream import ProgressFn
+from offprompt.proxy.downstreams import Proxy
+from offprompt.proxy.routes import Route
 from offprompt.results import CallSite
 from offprompt.serve.client_channels import ConnectionChannel, SessionChannel, owner_of
 from offprompt.serve.sdk_adapter import connection_of

@@ -23,8 +23,9 @@ from mcp_types import PROTOCOL_VERSION_META_KEY
 from offprompt.jsonrpc import dumps
 from offprompt.notifications import PROGRESS, NotificationBoundary
 from offprompt.proxy.client_features import ClientChannel
-from offprompt.proxy.downstreams import Proxy, Route
+from offprompt.proxy.downstreams import Proxy
 from offprompt.proxy.notification import Notification
+from offprompt.proxy.routes import Route
 from offprompt.results import CallSite, ResultBoundary
 from offprompt.tools import TOOLS
 

@@ -17,7 +17,8 @@ import mcp_types as mt
 
 from offprompt.artifacts import TEXT_KINDS, BlobArtifact
 from offprompt.errors import InvalidArgumentError, NotFoundError
-from offprompt.memory.task_memory import URI_SCHEME, TaskMemory
+from offprompt.memory.reference import URI_SCHEME
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.tools import PAYLOAD_LIMIT, base64_size, blob_too_big
 
 Contents = mt.TextResourceContents | mt.BlobResourceContents

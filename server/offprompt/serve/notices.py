@@ -20,7 +20,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 
 from offprompt.notifications import UPDATED, NotificationBoundary
-from offprompt.proxy.downstreams import Listing
+from offprompt.proxy.downstream import Listing
 from offprompt.proxy.list_secrets import LISTS_OWNER
 from offprompt.proxy.notification import Notification
 from offprompt.serve.caller import Caller

@@ -29,7 +29,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 
 from offprompt._version import __version__
 from offprompt.config import OffpromptSettings
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.proxy.downstreams import Proxy
 from offprompt.serve.app import build_server
 from offprompt.serve.opening import OPENING_FILE, envelope, variants

@@ -16,9 +16,10 @@ from mcp import Client
 from offprompt.artifacts import TextArtifact
 from offprompt.commands.common import memory_settings
 from offprompt.config import parse_config
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.siblings import drop_expired_siblings, open_free, sibling
 from offprompt.memory.storage import ChromaLocation
-from offprompt.memory.task_memory import MemorySettings, TaskMemory
+from offprompt.memory.task_memory import TaskMemory
 from offprompt.serve.app import build_server
 
 from ...chroma_server import ChromaServer, TokenGuard

@@ -18,7 +18,6 @@ first out; each read holds its copies while it reads, so the bound never evicts 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -27,8 +26,7 @@ import socket
 import threading
 import time
 import uuid
-from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,16 +38,17 @@ from offprompt.memory import chunking, outline
 from offprompt.memory.outline import Entry, LineIndex
 from offprompt.memory.records import Summary
 from offprompt.memory.storage.base import IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
-from offprompt.memory.storage.files import FILE_MODE, private_dir
+from offprompt.memory.storage.files import private_dir
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.indexing import EMBED_BATCH, EMBED_SLICE, chunk_item, lower_priority, source_hint
-from offprompt.memory.storage.lexical import ChunkRecord
 from offprompt.memory.storage.local_texts import LocalTexts, searchable
+from offprompt.memory.storage.no_dense import NO_VECTORS, NoDenseIndex
 from offprompt.memory.storage.pg import PgDatabase
+from offprompt.memory.storage.pg_copies import ReadThrough, write_copy
 from offprompt.memory.storage.text_query import TextSearch
 from offprompt.tokens import TokenIndex, index_tokens, well_formed
 
-__all__ = ["NoDenseIndex", "SharedTextStorage"]
+__all__ = ["SharedTextStorage"]
 
 logger = logging.getLogger(__name__)
 
@@ -116,130 +115,6 @@ class Claim:
     token: int
 
 
-def _copy(path: Path, data: bytes) -> None:
-    """Write this server's copy of a stored file: atomically (readers see all or nothing) but not flushed to
-    disk, since PostgreSQL holds the text durably and a lost copy is fetched again."""
-    private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    tmp.replace(path)
-
-
-class _ReadThrough:
-    """This server's copies of stored texts (the `TextSource` its reads go through), kept to `limit` bytes: a
-    missing one is fetched from the database (`fetch`), the least recently read go first, and a copy a read holds
-    is never evicted under it."""
-
-    _SUFFIXES: Final = (".txt", ".idx", ".lines", ".outline.json", ".json", ".records", ".records.json")
-
-    def __init__(self, raw: Path, limit: int, fetch: Callable[[str, int], bool]) -> None:
-        self._raw = raw
-        self._limit = limit
-        self._fetch = fetch
-        self._lock = threading.Lock()
-        self._order: OrderedDict[tuple[str, int], int] = OrderedDict()  # oldest read first, with its bytes
-        self._pins: Counter[tuple[str, int]] = Counter()  # copies reads hold now
-        self._bytes = 0
-        found = []
-        for text in raw.glob("*/*.txt") if raw.is_dir() else []:
-            with contextlib.suppress(FileNotFoundError, ValueError):
-                found.append((text.stat().st_atime, text.parent.name, int(text.name.removesuffix(".txt"))))
-        for _, namespace, item in sorted(found):
-            self.added(namespace, item)
-
-    @contextlib.contextmanager
-    def held(self, keys: Collection[tuple[str, int]]) -> Iterator[set[tuple[str, int]]]:
-        wanted = set(keys)
-        with self._lock:  # pinned before anything is fetched: no eviction can take a copy between the two
-            self._pins.update(wanted)
-            for key in wanted:
-                if key in self._order:
-                    self._order.move_to_end(key)
-        try:
-            present = {k for k in wanted if self._path(k, ".txt").exists() or self._fetch(*k)}
-            yield present
-        finally:
-            with self._lock:
-                self._pins.subtract(wanted)
-                for key in wanted:
-                    if self._pins[key] <= 0:
-                        del self._pins[key]
-
-    def _path(self, key: tuple[str, int], suffix: str) -> Path:
-        return self._raw / key[0] / f"{key[1]}{suffix}"
-
-    def _size(self, key: tuple[str, int]) -> int:
-        total = 0
-        for suffix in self._SUFFIXES:
-            with contextlib.suppress(FileNotFoundError):
-                total += self._path(key, suffix).stat().st_size
-        return total
-
-    def added(self, namespace: str, item: int) -> None:
-        """A copy was written: count it, and evict the least recently read that no read holds past the bound."""
-        key = (namespace, item)
-        size = self._size(key)
-        with self._lock:
-            self._bytes += size - self._order.pop(key, 0)
-            self._order[key] = size
-            while self._bytes > self._limit:
-                victim = next((k for k in self._order if k != key and k not in self._pins), None)
-                if victim is None:
-                    break
-                self._bytes -= self._order.pop(victim)
-                # Under the lock: a read that pins it next must find it gone (and fetch it), not half removed.
-                for suffix in self._SUFFIXES:  # the text first: without it, the copy counts as absent
-                    with contextlib.suppress(FileNotFoundError):
-                        self._path(victim, suffix).unlink()
-
-    def dropped(self, namespace: str) -> None:
-        """The namespace's copies were removed (deleted, or swept)."""
-        with self._lock:
-            for key in [k for k in self._order if k[0] == namespace]:
-                self._bytes -= self._order.pop(key)
-
-
-class NoDenseIndex:
-    """No vector store: a shared memory without a Chroma server searches by words only."""
-
-    def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
-        raise InvalidArgumentError(_NO_VECTORS)
-
-    def embed_query(self, text: str) -> Sequence[float]:
-        raise InvalidArgumentError(_NO_VECTORS)
-
-    def upsert(self, records: Sequence[ChunkRecord], documents: Sequence[str], vectors: Sequence[Any]) -> None:
-        raise InvalidArgumentError(_NO_VECTORS)
-
-    def search(
-        self, vector: Sequence[float], namespaces: Collection[str] | None, limit: int
-    ) -> list[tuple[ChunkRecord, float, str]]:
-        return []
-
-    def similarities(self, vector: Sequence[float], records: Sequence[ChunkRecord]) -> dict[str, float]:
-        return {}
-
-    def delete(self, namespace: str) -> None:
-        pass
-
-    def delete_item(self, namespace: str, item: int) -> None:
-        pass
-
-    def check(self) -> None:
-        raise InvalidArgumentError(_NO_VECTORS)
-
-    def disk_bytes(self) -> int:
-        return 0
-
-
-_NO_VECTORS: Final = (
-    'this shared memory keeps no vectors (set "chroma": {"mode": "http", "url": ...} beside "postgres" '
-    "in the offprompt block for search by meaning): use mode lexical or hybrid"
-)
-
-
 class SharedTextStorage:
     """Texts in PostgreSQL for any number of servers, with a local read-through copy under `cache`."""
 
@@ -262,7 +137,7 @@ class SharedTextStorage:
         self._lexical = lexical
         self._dense = dense
         self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
-        self._copies = _ReadThrough(self._raw, cache_bytes, self._fetch)
+        self._copies = ReadThrough(self._raw, cache_bytes, self._fetch)
         self._texts = LocalTexts(self._raw, self._copies, self._write_lock)
         self._search = TextSearch(lexical, dense, self._texts, self.wait_chunked)
         self._vectors = not isinstance(dense, NoDenseIndex)
@@ -305,12 +180,12 @@ class SharedTextStorage:
         if row is None:
             return False
         data, tokens, lines, entries, sidecar = row
-        _copy(self._path(namespace, item, ".idx"), bytes(tokens))
-        _copy(self._path(namespace, item, ".lines"), bytes(lines))
+        write_copy(self._path(namespace, item, ".idx"), bytes(tokens))
+        write_copy(self._path(namespace, item, ".lines"), bytes(lines))
         if entries is not None:
-            _copy(self._path(namespace, item, ".outline.json"), bytes(entries))
-        _copy(self._path(namespace, item, ".json"), sidecar.encode())
-        _copy(self._path(namespace, item, ".txt"), bytes(data))  # last: its presence means "copied"
+            write_copy(self._path(namespace, item, ".outline.json"), bytes(entries))
+        write_copy(self._path(namespace, item, ".json"), sidecar.encode())
+        write_copy(self._path(namespace, item, ".txt"), bytes(data))  # last: its presence means "copied"
         self._copies.added(namespace, item)
         return True
 
@@ -354,12 +229,12 @@ class SharedTextStorage:
             if searchable:
                 conn.execute("INSERT INTO jobs (namespace, item, stage) VALUES (%s, %s, 'chunk')", (namespace, item))
         # This server's copy, so that reading back what it just stored needs no round trip.
-        _copy(self._path(namespace, item, ".idx"), index.to_bytes())
-        _copy(self._path(namespace, item, ".lines"), lines.to_bytes())
+        write_copy(self._path(namespace, item, ".idx"), index.to_bytes())
+        write_copy(self._path(namespace, item, ".lines"), lines.to_bytes())
         if entries is not None:
-            _copy(self._path(namespace, item, ".outline.json"), entries)
-        _copy(self._path(namespace, item, ".json"), sidecar.encode())
-        _copy(self._path(namespace, item, ".txt"), data)
+            write_copy(self._path(namespace, item, ".outline.json"), entries)
+        write_copy(self._path(namespace, item, ".json"), sidecar.encode())
+        write_copy(self._path(namespace, item, ".txt"), data)
         self._copies.added(namespace, item)
         if searchable:
             self._wake["chunk"].set()
@@ -450,7 +325,7 @@ class SharedTextStorage:
     ) -> Ranking:
         if not self._vectors:
             if mode == "dense":
-                raise InvalidArgumentError(_NO_VECTORS)
+                raise InvalidArgumentError(NO_VECTORS)
             mode = "lexical"  # hybrid without vectors is by words
         return self._search.query(query, namespaces, top_k, mode, wait=wait)
 

@@ -82,7 +82,7 @@ def _chroma(choice: BackendChoice) -> DenseIndex:
 
 
 def _no_vectors(choice: BackendChoice) -> DenseIndex:
-    from offprompt.memory.storage.pg_text import NoDenseIndex
+    from offprompt.memory.storage.no_dense import NoDenseIndex
 
     return NoDenseIndex()
 

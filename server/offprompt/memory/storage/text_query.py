@@ -82,14 +82,7 @@ class TextSearch:
         """The `top_k` chunks that best answer `query` in `mode`, best first. With `wait`, first wait briefly
         for these namespaces to reach the lexical index. With the dense index unreachable, `dense` and `hybrid`
         rank by words and say why."""
-        if top_k <= 0:
-            raise InvalidArgumentError(f"top_k must be at least 1, not {top_k}")
-        if not query.strip():
-            raise InvalidArgumentError("query is empty: say what you are looking for")
-        if mode not in MODES:
-            raise InvalidArgumentError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        if self._readonly and mode != "lexical":
-            raise InvalidArgumentError("a read-only view of a memory searches by words only: use mode lexical")
+        self._check(query, top_k, mode)
         if namespaces is not None and not namespaces:
             return Ranking([])
         depth = max(CANDIDATES, 2 * top_k)
@@ -116,6 +109,36 @@ class TextSearch:
                 _collect(candidates, "dense", [(r, score) for r, score, _ in nearest], [doc for _, _, doc in nearest])
                 self._dense_answered()
 
+        found = self._scored(query, vector, candidates, names, mode)
+        best = sorted(found, key=lambda c: (c.named, c.score), reverse=True)[:top_k]
+        hits = [_hit(c) for c in best]
+        if mode != "hybrid":
+            return Ranking(hits, by_words=unavailable)
+        kept = _words_first(found)
+        if top_k >= LEXICAL_FIRST_WITHIN:  # fewer asked for: the fused best, as asked
+            hits = kept_within(hits, kept)
+        return Ranking(hits, by_words=unavailable, lexical_first=kept)
+
+    def _check(self, query: str, top_k: int, mode: SearchMode) -> None:
+        """Refuse a query this search cannot answer, saying what to ask instead."""
+        if top_k <= 0:
+            raise InvalidArgumentError(f"top_k must be at least 1, not {top_k}")
+        if not query.strip():
+            raise InvalidArgumentError("query is empty: say what you are looking for")
+        if mode not in MODES:
+            raise InvalidArgumentError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if self._readonly and mode != "lexical":
+            raise InvalidArgumentError("a read-only view of a memory searches by words only: use mode lexical")
+
+    def _scored(
+        self,
+        query: str,
+        vector: Sequence[float] | None,
+        candidates: dict[str, Candidate],
+        names: list[str],
+        mode: SearchMode,
+    ) -> list[Candidate]:
+        """The candidates with their texts read, each scored for `mode` (hybrid: fused from its features)."""
         self._texts.read_candidates(candidates)
         found = [c for c in candidates.values() if c.text]
         for c in found:
@@ -130,14 +153,7 @@ class TextSearch:
         else:
             for c in found:
                 c.score = c.scores.get(mode, 0.0)
-        best = sorted(found, key=lambda c: (c.named, c.score), reverse=True)[:top_k]
-        hits = [_hit(c) for c in best]
-        if mode != "hybrid":
-            return Ranking(hits, by_words=unavailable)
-        kept = _words_first(found)
-        if top_k >= LEXICAL_FIRST_WITHIN:  # fewer asked for: the fused best, as asked
-            hits = kept_within(hits, kept)
-        return Ranking(hits, by_words=unavailable, lexical_first=kept)
+        return found
 
     def _by_words(
         self,
