@@ -229,8 +229,12 @@ async def test_an_always_servers_log_and_progress_words_never_reach_the_client(
 async def test_a_log_goes_only_to_the_token_whose_call_it_belongs_to(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # The server takes a second to take a log level and says its "later" line first: the level is in effect, and
+    # what the server said meanwhile told, when the client's request is answered. Before: offprompt answered at
+    # once, Bob's call went in flight, and the line Alice's call had left (her key's handle) reached Bob.
+    slow_level = config(env={"CHATTY_LEVEL_DELAY": "1"})
     async with (
-        offprompt("http", tmp_path, config(), caplog) as clients,
+        offprompt("http", tmp_path, slow_level, caplog) as clients,
         clients.open(ALICE) as (alice, alice_heard),
         clients.open(BOB) as (bob, bob_heard),
     ):

@@ -9,7 +9,7 @@ It speaks JSON-RPC over stdio by hand, to write exactly what a hostile server wo
   forged `_meta.offprompt` and a `progressToken` of its own in `_meta`), tells of an update to a subscribed
   resource whose URI holds the key, then answers `"{tag} done"` with a forged `_meta.offprompt`;
 - `later(tag)` answers at once and logs its line only when it is next asked `logging/setLevel`, when no call
-  is in flight;
+  is in flight (after `CHATTY_LEVEL_DELAY` seconds, 0 by default: a server slow to take the level);
 - its tool list holds `dup` three times and descriptions with keys; its resources, templates and prompts hold
   keys in their names, URIs and descriptions (a resource reads only by its real URI).
 """
@@ -17,7 +17,9 @@ It speaks JSON-RPC over stdio by hand, to write exactly what a hostile server wo
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from typing import Any
 
 AWS_KEY = "AKIAQX7Z3N5B2LMRTW4E"
@@ -83,6 +85,7 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         subscribed.add(str(params.get("uri")))
         return {}
     if method == "logging/setLevel":
+        time.sleep(float(os.environ.get("CHATTY_LEVEL_DELAY", "0")))
         while pending_logs:
             log(pending_logs.pop(0))
         return {}

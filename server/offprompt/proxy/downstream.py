@@ -262,17 +262,20 @@ class Downstream:
         if changed:
             await self._on_tools_changed(changed)
 
-    async def apply_log_level(self, session: McpSession) -> None:
-        """Send the clients' log level to the server, if it logs (a refusal is only logged)."""
+    async def apply_log_level(self, session: McpSession, applied: anyio.Event | None = None) -> None:
+        """Send the clients' log level to the server, if it logs (a refusal is only logged); `applied` is set
+        when the server has answered, or failed to."""
         level = self.log_level
-        if level is None or not capable(session, "logging"):
-            return
         try:
-            await session.set_logging_level(level)
+            if level is not None and capable(session, "logging"):
+                await session.set_logging_level(level)
         except MCPError as exc:
             logger.warning('"%s" refused logging level %s: %s', self.name, level, exc.message)
         except Exception as exc:  # a server that went away gets the level at its next start
             logger.debug('could not send logging level %s to "%s": %s', level, self.name, exc)
+        finally:
+            if applied is not None:
+                applied.set()
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         # Whose it is and how sensitive, as things stand when it arrives (before any wait).
@@ -480,3 +483,22 @@ def _describe(exc: BaseException) -> str:
         return exc.message
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+
+
+#: How long a client's log level waits for the running servers to take it.
+LEVEL_WAIT_SECONDS = 5.0
+
+
+async def apply_log_levels(tg: TaskGroup | None, downstreams: Sequence[Downstream], level: mt.LoggingLevel) -> None:
+    """Give each server `level` (the ones not running as they start), waiting at most `LEVEL_WAIT_SECONDS` for
+    the running ones to take it. Answered early, a client's next call could go in flight while a server still
+    took it, and what the server said then (a line another client's call had left) reached that call's client."""
+    applied: list[anyio.Event] = []
+    for downstream in downstreams:
+        downstream.log_level = level
+        if (session := downstream.session) is not None and tg is not None:
+            applied.append(done := anyio.Event())
+            tg.start_soon(downstream.apply_log_level, session, done)
+    with anyio.move_on_after(LEVEL_WAIT_SECONDS):
+        for done in applied:
+            await done.wait()

@@ -25,6 +25,7 @@ from offprompt.proxy.downstream import (
     Downstream,
     Listing,
     ProgressFn,
+    apply_log_levels,
     capable,
 )
 from offprompt.proxy.list_cache import CachedLists, ListCache
@@ -415,14 +416,10 @@ class Proxy:
         raise last or MCPError(mt.INVALID_PARAMS, f"no MCP server behind offprompt serves {uri}", data={"uri": uri})
 
     async def set_logging_level(self, level: mt.LoggingLevel) -> None:
-        """Pass the client's log level on to every server that logs: at once to those running, and to each other
-        one as it starts (never waiting for a start)."""
+        """Pass the client's log level on to every server that logs: to those running before the request is
+        answered (`apply_log_levels`), to others as they start."""
         self.log_level = level
-        for downstream in [*self.downstreams.values(), *self._session_processes()]:
-            downstream.log_level = level
-            session = downstream.session
-            if session is not None and self._tg is not None:
-                self._tg.start_soon(downstream.apply_log_level, session)
+        await apply_log_levels(self._tg, [*self.downstreams.values(), *self._session_processes()], level)
 
     def _session_processes(self) -> list[Downstream]:
         return [d for own in self.session_downstreams.values() for d in own.values()]
