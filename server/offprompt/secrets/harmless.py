@@ -421,21 +421,14 @@ def _not_a_credential(value: str) -> bool:
     example, a name or an id of what holds a secret: nothing of these is a credential, whatever key it follows."""
     bare = value.strip("`")
     return (
-        values.is_attack_technique(bare)
-        or values.is_resource_name(bare)
-        or values.is_amazon_id(bare)
-        or _decodes_to_phrase(bare)
+        _decodes_to_phrase(bare)
         or bare.lower() in EXAMPLE_VALUES
-        or values.is_data(bare)
         or values.is_sentence(bare)
         or values.is_sequence(bare)
         or values.is_counting_hex(bare)
         or values.escapes_non_ascii(bare)
         or values.is_phrase(bare)
         or values.is_alphabet_walk(bare)
-        or values.is_repeated_run(bare)
-        or values.is_public_key(bare)
-        or values.is_ipv6(bare)  # `Token=::1a:2b:3c:4d`: an interface identifier
     )
 
 
