@@ -80,8 +80,8 @@ def _mixed_token(value: str) -> bool:
 
 
 def _bearer_token(value: str) -> bool:
-    """A bearer token, not a phrase of capitalised words (`Bearer ThisIsABearerToken` of a test)."""
-    return is_real(value) and not values.is_camel_name(value)
+    """A bearer token, not a name or a label of capitalised words (`Bearer ThisIsABearerToken` of a test)."""
+    return is_real(value) and not values.is_camel_name(value) and not values.is_label(value)
 
 
 def _hf_token(value: str) -> bool:
@@ -122,7 +122,7 @@ _VALUE = (
     r'(?:\\"(?P<eq>[^"\\\r\n]{1,4096})\\"'
     r'|"(?P<dq>(?:[^"\\\r\n]|\\.){1,4096})"'
     r"|'(?P<sq>[^'\r\n]{1,4096})'"
-    r"""|(?P<bare>(?:[^\s"',;&<>)}\]\\]|\\(?![nrt])){1,4096}))"""  # up to an escaped line break too
+    r"""|(?P<bare>(?:[^\s"',;&<>)}\]\\]|\\(?![nrt]|u0026)){1,4096}))"""  # up to an escaped line break or &
 )
 _ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=(?!=)|:=|:(?!:)|=>)[ \t]{0,8}"""  # `::` is a path, `==` a comparison
 # A declaration with its type between the name and the value: Python's `password: str = "…"` (`Optional[str]`,

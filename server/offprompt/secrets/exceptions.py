@@ -49,8 +49,8 @@ class Row:
 TABLE = r"""
 # A value whose line's comment tells the reader to replace it (a doc's `password: "P@ssw0rd"  # Replace`).
 replace-comment after=^[\"']?[\x20\t]+(?:#|//)[\x20\t]*(?:replace|change|set|use\x20your|put\x20your)\b: .+
-  -       password: "P@ssw0rd"      # Replace with a strong password⏎
-  +       password: "P@ssw0rd"      # rotated on 2026-05-01⏎
+  -       password: "Zebra-Kite-42"      # Replace with a strong password⏎
+  +       password: "Zebra-Kite-42"      # rotated on 2026-05-01⏎
 # Booleans, nulls, type names, switches and enums a key of a secret takes as a setting (fetch's
 # `credentials: 'include'`, ansible's `update_password: always`, a Docker image's `…_EMPTY_PASSWORD: yes`,
 # Configure's `d_pwpasswd='define'`, Perl's undef).
@@ -166,13 +166,36 @@ repeated-run: (?-i:(.{2,6})\1{2,})
   - password: xyzxyzxyz⏎
   + password: xyzxyzxyq⏎
 # A struct tag's options (Go's protobuf `protobuf_key:"bytes,1,opt,name=key,proto3"`): a field's encoding.
-option-list: (?-i:[a-z]+(?:,(?:[a-z][a-z0-9]*|\d+))*,[a-z]+=[\w.-]+(?:,(?:[a-z][a-z0-9]*|\d+|[a-z]+=[\w.-]+))*)
+option-list: (?-i:[a-z]+(?:,(?:[a-z][a-z0-9]*|\d+))*,[a-z]+=[a-z0-9_.-]+
+    (?:,(?:[a-z][a-z0-9]*|\d+|[a-z]+=[a-z0-9_.-]+))*)
   - 	Labels map[string]string `protobuf_key:"bytes,1,opt,name=key,proto3"`⏎
   + 	Labels map[string]string `protobuf_key:"Xk92jd0qLm7vTb3z"`⏎
 # RFC 7617's example password (`Aladdin:open sesame`), in any spacing (`Basic YWxhZGRpbjpvcGVuc2VzYW1l`).
 rfc-example-password: open[\x20_-]?sesame
   -     headers:⏎      "authorization": "Basic YWxhZGRpbjpvcGVuc2VzYW1l"⏎
   +     headers:⏎      "authorization": "Basic YWxhZGRpbjpYazkyamQwcUxtN3Y="⏎
+# Published sample keys of vendors' docs and RFCs: Stripe's, jwt.io's and PyJWT's tokens, RFC 5849's and RFC 6749's
+# credentials, Telegram's bot token, Google's P12 password and its authenticator example, RFC 7617's Aladdin.
+documented-sample: (?-i:A3ddj3w|gX1fBat3bV|notasecret|open sesame|mF_9\.B5f\-4\.1JqM|0685bd9184jfhq22
+    |9djdj82h48djs9d2|JBSWY3DPEHPK3PXP|ad180jjd733klru7|dpf43f3p2l4k3l03|hdhd0244k9j7ao03|hfdp7dh39dks9884
+    |hh5s93j4hdidpola|jbswy3dpehpk3pxp|kd94hf93k423kf44|kkk9d7dh3k39sjv7|nnch734d00sl2jdk|pfkkdhi9sl3r4s00
+    |45ghiukldjahdnhzdauz|2YotnFZFEjr1zCsicMWpAA|7Fjfp0ZBr1KtDRbnfVdmIw|SplxlOBeZQQYbYS6WxSbIA
+    |tGzv3JOkF0XG5Qx2TlKWIA|QWxhZGRpbjpvcGVuIHNlc2FtZQ==|czZCaGRSa3F0MzpnWDFmQmF0M2JW
+    |pk_test_TYooMQauvdEDq54NiTphI7jx|sk_test_4eC39HqLyjWDarjtT1zdp7dc|sk_test_BQokikJOvBiI2HlWgH4olfQ2
+    |123456:ABC\-DEF1234ghIkl\-zyx57W2v1u123ew11
+    |eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9\.eyJzb21lIjoicGF5bG9hZCJ9\.4twFt5NiznN84AWoo1d7KO1T_yoc0Z6XOpOVswacPZg
+    |eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9\.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ
+    \.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c)
+  - STRIPE_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc⏎
+  + STRIPE_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dX⏎
+# Keys whose name ends with a secret's word but hold none: a page's or a request's token, a public, primary or sort
+# key, a key's id or fingerprint, RFC 6455's nonce, an S3 object's name (`"S3objectKey": "ami-….bin"`).
+harmless-key key=(?:page|next|sync|change|lock|update|input|output)[_-]?token|continuation|csrf|public[_-]?key
+    |primary[_-]key|foreign[_-]key|sort[_-]key|partition[_-]key|key[_-]id|idempotency|fingerprint|gpg[_-]key
+    |pgp[_-]key|websocket[_-]key|client[_-]?request[_-]?token|lifecycle[_-]?action[_-]?token|result[_-]key
+    |limit[_-]key|object[_-]?key: .*
+  - {"nextPageToken": "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA"}⏎
+  + {"accessToken": "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA"}⏎
 """
 
 _HEAD = re.compile(r"([\w-]+)((?: (?:key|after)=\S+)*): (.*)")

@@ -42,6 +42,7 @@ DESCRIBING = frozenset(
         "tokens", "key", "keys", "apikey", "credential", "credentials", "hidden", "sensitive", "test", "testing",
         "tester", "example", "sample", "dummy", "fake", "mock", "value", "values", "placeholder", "hide",
         "generated", "regenerated",  # how it was made: `webdavgeneratedpassword1`
+        "bearer",  # `ThisIsABearerToken`
     }
 )  # fmt: skip
 #: Words a label puts around those (`db-secret`, `top secret`, `real-secret-6-levels`); none is a label alone.
@@ -53,6 +54,7 @@ FILLER = frozenset(
         "abc", "xyz", "object", "file",
         "sk", "pk", "rk",  # a vendor's prefixes (Stripe's): `sk_test_456` is a counter after them, no key
         "webdav", "ftp", "smtp", "ldap", "ssh",  # what it is for, as `db` and `api`
+        "strong", "long", "secure", "good", "weak",  # what it claims to be: `strongpassword`, `verylongpassword`
     }
 )  # fmt: skip
 
@@ -364,14 +366,16 @@ def is_camel_name(value: str) -> bool:
 def is_alphabet_walk(value: str) -> bool:
     """A long value typed by walking the alphabet and the digits, case aside (`AB1C2defGHijkLMNo3PqQRstUvwxyz…`,
     `a123b45c6d78e9f012…`): a documentation placeholder. Its letters, taken alone, and its digits, taken alone,
-    mostly step by one; a generated value's do so about once in 26 and once in 10. Forty characters at least."""
-    if len(value) < 40:
-        return False  # the placeholders of API references are long; `a1b2c3d4-e5f6-7890-abcd-…` stays a value
+    mostly step by one (every time under forty characters); a generated value's do so about once in 26 and once in
+    10. Twelve characters at least."""
+    if len(value) < 12:
+        return False
+    share = 1.0 if len(value) < 40 else 0.6  # a shorter walk steps every time (`A1B2C3D4E5F6G7H8I9J0`)
     letters = [c for c in value.lower() if "a" <= c <= "z"]
     digits = [int(c) for c in value if c.isdigit()]
 
     def walks(steps: list[bool]) -> bool:
-        return not steps or sum(steps) >= 0.6 * len(steps)
+        return not steps or sum(steps) >= share * len(steps)
 
     letter_steps = [(ord(b) - ord(a)) % 26 == 1 for a, b in itertools.pairwise(letters)]
     digit_steps = [(b - a) % 10 == 1 for a, b in itertools.pairwise(digits)]
