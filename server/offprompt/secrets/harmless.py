@@ -46,9 +46,9 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         return True  # `TOKEN = "Basic bWU6cGFzcw=="`: the basic-auth detector judges what follows the scheme
     lowered = key.lower().replace("-", "_")
     key_start = match.start() - len(key) + len(match.group("word"))  # the key ends with the matched word
-    prose_key = f"{_word_before(match.string, key_start).lower()}_{lowered}"
+    prose = _word_before(match.string, key_start).lower()
     return (
-        excepted(prose_key, value) != ""  # `Release GPG key: …`, a key's name written as prose
+        (prose != "" and excepted(f"{prose}_{lowered}", value) != "")  # `Release GPG key: …`, a key written as prose
         or _aws_request_id(match.string, key, key_start)
         or _named_not_assigned(match, key_start)
         or _names_no_secret(match, key, value)

@@ -371,15 +371,16 @@ def is_alphabet_walk(value: str) -> bool:
     if len(value) < 12:
         return False
     share = 1.0 if len(value) < 40 else 0.6  # a shorter walk steps every time (`A1B2C3D4E5F6G7H8I9J0`)
-    letters = [c for c in value.lower() if "a" <= c <= "z"]
+    letters = [ord(c) for c in value.lower() if "a" <= c <= "z"]
     digits = [int(c) for c in value if c.isdigit()]
+    if len(letters) + len(digits) < 12:
+        return False
 
-    def walks(steps: list[bool]) -> bool:
-        return not steps or sum(steps) >= share * len(steps)
+    def walks(run: list[int], base: int) -> bool:
+        steps = ((b - a) % base == 1 for a, b in itertools.pairwise(run))
+        return all(steps) if share == 1.0 else len(run) < 2 or sum(steps) >= share * (len(run) - 1)
 
-    letter_steps = [(ord(b) - ord(a)) % 26 == 1 for a, b in itertools.pairwise(letters)]
-    digit_steps = [(b - a) % 10 == 1 for a, b in itertools.pairwise(digits)]
-    return len(letters) + len(digits) >= 12 and walks(letter_steps) and walks(digit_steps)
+    return walks(letters, 26) and walks(digits, 10)
 
 
 _UUID_NAME = re.compile(r"(?:[a-z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12,13}", re.IGNORECASE)
