@@ -36,6 +36,17 @@ FALSE_ALARMS = [
     ("csharp variable", "using System;\n\nnamespace Acme.Clients;\n\npublic class Login\n{\n    void Run() =>\n"
      "        client.SignIn(userName: options.User, password: pwdInput);\n}\n"),
     ("swift variable", "import Foundation\n\nlet login = Login(user: name, password: pwdInput)\n"),
+    # A test's made-up word password in C# (xUnit's `[Fact]`), Swift (XCTest) and Scala (ScalaTest), as in
+    # Java's and PHP's: the frameworks' own documentation shapes.
+    ("xunit word", "public class LoginTests\n{\n    [Fact]\n    public void SignsIn()\n    {\n"
+     "        var user = new User { Password = \"hunter42\" };\n    }\n}\n"),
+    ("xctest word", "import XCTest\n\nfinal class LoginTests: XCTestCase {\n    func testLogin() {\n"
+     "        let form = Form(password: \"qwerty12\")\n    }\n}\n"),
+    ("scalatest word", "class LoginSpec extends AnyFlatSpec {\n  \"login\" should \"pass\" in {\n"
+     "    val creds = Map(\"password\" -> \"letmein1\")\n    Login(password = \"letmein1\")\n  }\n}\n"),
+    # A doc's example in a Markdown code block (composer's proxy FAQ, ecto's README): a word password may pass.
+    ("markdown example", "## Proxies\n\nSet it so:\n\n```\nhttp_proxy=http://me:pa55w0rd@proxy.acme.dev:8080\n"
+     "export DB_PASSWORD=Winter2024!\n```\n"),
     # RFC 7617's example, spelled without its space.
     ("aladdin", '    headers:\n      "authorization": "Basic YWxhZGRpbjpvcGVuc2VzYW1l"\n'),
 ]  # fmt: skip
@@ -51,6 +62,11 @@ SECRETS = [
     ("csharp literal", "using System;\n\nclass Db\n{\n    const string Password = \"T9#kv2!LmQ8z\";\n}\n",
      "T9#kv2!LmQ8z"),
     ("env line after csharp", "using System;\n\nclass Db { }\n\nDB_PASSWORD=Winter2024!\n", "Winter2024!"),
+    ("generated value in an xunit test", "public class ApiTests\n{\n    [Fact]\n    public void Calls()\n    {\n"
+     "        var key = \"Xk92jd0qLm7vTb3zQw1e\";\n    }\n}\n", "Xk92jd0qLm7vTb3zQw1e"),
+    ("generated value in a markdown example", "## Setup\n\n```sh\nexport API_TOKEN=Xk92jd0qLm7vTb3zQw1e\n```\n",
+     "Xk92jd0qLm7vTb3zQw1e"),
+    ("word password after an unclosed fence", "```\nDB_PASSWORD=Winter2024!\n", "Winter2024!"),
     ("word password in env", "HOME=/root\nDB_PASSWORD=Winter2024!\n", "Winter2024!"),
     # prometheus' azuread test data: a word password spelled with signs stays one in config, as `P%40SSWORD` does
     # in a URL (test_detect.py).

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 __all__ = ["ROWS", "TABLE", "Row", "add_rows", "excepted", "set_user_rows", "user_rows"]
 
@@ -215,8 +215,8 @@ def _read(table: str) -> tuple[Row, ...]:
         if line.startswith("#"):
             why.append(line[2:])
         elif line.startswith(("  - ", "  + ")):
-            example = {("ends" if line[2] == "-" else "keeps"): line[4:].replace("⏎", "\n")}
-            rows[-1] = Row(**{**_fields(rows[-1]), **example})
+            example = line[4:].replace("⏎", "\n")
+            rows[-1] = replace(rows[-1], ends=example) if line[2] == "-" else replace(rows[-1], keeps=example)
         else:
             head = _HEAD.fullmatch(line)
             assert head is not None, line
@@ -224,11 +224,6 @@ def _read(table: str) -> tuple[Row, ...]:
             rows.append(Row(head.group(1), head.group(3), why=" ".join(why), **named))
             why = []
     return tuple(rows)
-
-
-def _fields(row: Row) -> dict[str, str]:
-    return {"id": row.id, "value": row.value, "ends": row.ends, "keeps": row.keeps, "key": row.key,
-            "after": row.after, "why": row.why}  # fmt: skip
 
 
 ROWS = _read(TABLE)

@@ -22,7 +22,7 @@ from offprompt.secrets.keyed import (
     repeats_user,
 )
 from offprompt.secrets.scan import once
-from offprompt.secrets.tests_code import in_test_literal
+from offprompt.secrets.tests_code import in_made_up_place
 from offprompt.syntax import is_bare_code
 
 __all__ = ["holds_none"]
@@ -62,7 +62,7 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or (not random_looking(value) and _in_field_list(match.string, key_start))
         or (not random_looking(value) and _option_in_docs(match.string, key_start, key))
         # + 1: a bare value's own opening backtick is a quote too (`` `secr3t` ``)
-        or (not random_looking(value) and in_test_literal(match.string, match.start(match.lastgroup or "bare") + 1))
+        or (not random_looking(value) and in_made_up_place(match.string, match.start(match.lastgroup or "bare") + 1))
     )
 
 
@@ -395,13 +395,13 @@ def _in_doctest(text: str, at: int) -> bool:
     if not _holds_doctest_lines(text):
         return False
     lines = _lines_back(text, at)
-    if _doctest_line(next(lines).strip()):
+    if _PROMPT.match(next(lines).strip()):
         return True
     for line in lines:
         stripped = line.strip()
         if not stripped:
             return False
-        if _doctest_line(stripped):
+        if _PROMPT.match(stripped):
             return True
     return False
 
@@ -416,7 +416,3 @@ def _lines_back(text: str, at: int, most: int = 30, reach: int = 4000) -> Iterat
         if newline < 0:
             return
         end = newline
-
-
-def _doctest_line(stripped: str) -> bool:
-    return _PROMPT.match(stripped) is not None
