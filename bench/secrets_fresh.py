@@ -2,7 +2,7 @@
 twenty parts of `secrets_precision.py` do not hold (Go, PHP, Elixir), each pinned to one commit before any rule
 was changed against them, read in place from a local git mirror and never copied into this repository.
 
-    PYTHONPATH=server:. python -m bench.secrets_fresh [--set first|second] [--mirrors DIR] [--listing F]
+    PYTHONPATH=server:. python -m bench.secrets_fresh [--set first|second|third] [--mirrors DIR] [--listing F]
 
 A mirror is a bare git repository at `DIR/<owner>+<name>/repo` (the layout the project's fetch tool writes). Every
 blob of the pinned commit that is UTF-8 text is scanned, newlines as a text-mode read gives them. The figures
@@ -38,7 +38,14 @@ SECOND = {
     "composer/composer": "eba7baa59eb1b59246cf9800b0120fe78915b6ac",  # PHP
     "elixir-ecto/ecto": "c624abf4297b27589a5a7351b55feb2316f61e1c",  # Elixir
 }
-SETS = {"first": REPOSITORIES, "second": SECOND}
+#: A third set, of ecosystems neither earlier set nor the twenty parts hold (Java/Kotlin, C#, Scala), pinned before
+#: the rules were redesigned toward literals of the text's kind and exceptions as data: measured once, at the end.
+THIRD = {
+    "spring-projects/spring-security": "d449950b36fe9387c9991130ca8e7701c902192a",  # Java, Kotlin
+    "jellyfin/jellyfin": "c3ed1407ca698b0905de99da87b67415e6a62dbd",  # C#
+    "playframework/playframework": "1a666e1866bfe54b166cfa8689f7c9d56e1b2224",  # Scala, Java
+}
+SETS = {"first": REPOSITORIES, "second": SECOND, "third": THIRD}
 MIRRORS = Path("/work/.mirror")
 
 

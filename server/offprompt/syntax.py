@@ -20,6 +20,7 @@ __all__ = [
     "Reading",
     "code_language",
     "defined_names",
+    "is_bare_code",
     "is_code_shaped",
     "read_value",
 ]
@@ -31,13 +32,18 @@ NAME: Final = "name"
 UNKNOWN: Final = "unknown"
 
 #: The first line that makes a whole text code of a language whose strings are always quoted: PHP's open tag,
-#: Elixir's module, a Go/Java/Kotlin package clause, a script's interpreter line.
+#: Elixir's module, a Go/Java/Kotlin/Scala package clause, C#'s `using System…;` or namespace, Swift's import of
+#: Apple's frameworks, a script's interpreter line.
 _CODE_MARKER = re.compile(
     r"^(?:<\?php\b|defmodule[ \t]+[A-Z][\w.]*[ \t]+do\b|package[ \t]+[a-z][\w.]*;?[ \t]*$"
-    r"|#!.*\b(?:php|ruby|elixir|pwsh)\b)",
+    r"|using[ \t]+System(?:\.[\w.]+)?;|namespace[ \t]+[A-Z][\w.]*[ \t]*[;{]?[ \t]*$"
+    r"|import[ \t]+(?:Foundation|SwiftUI|UIKit|XCTest)[ \t]*$|#!.*\b(?:php|ruby|elixir|pwsh)\b)",
     re.MULTILINE,
 )
-_LANGUAGES = (("<?php", "php"), ("defmodule", "elixir"), ("package", "package"), ("#!", "script"))
+_LANGUAGES = (
+    ("<?php", "php"), ("defmodule", "elixir"), ("package", "package"), ("using", "csharp"), ("namespace", "csharp"),
+    ("import", "swift"), ("#!", "script"),
+)  # fmt: skip
 
 
 def code_language(text: str) -> str:
@@ -145,3 +151,153 @@ def _names_an_entry(text: str, before_key: str, value_end: int) -> bool:
     closing = text[value_end : value_end + 2].lstrip("\\")[:1] in ('"', "'")
     at = value_end + (2 if text[value_end : value_end + 1] == "\\" else 1) if closing else value_end
     return before_key.lstrip().startswith("- ") or _SIBLING_VALUE.match(text, at) is not None
+
+
+#: Words of code that start an expression, not a value: `token = await fetch(...)`, `key: function (`.
+_CODE_WORDS = frozenset(
+    {
+        "await", "new", "this", "self", "cls", "function", "lambda", "async", "yield", "not", "typeof",
+        "require", "return", "void", "const", "let", "var", "def", "if", "else", "or", "and", "in", "is", "super",
+    }
+)  # fmt: skip
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+#: An attribute path of code (`settings.SECRET_KEY`, `win32api.RegEnumKey`); a generated value split by dots
+#: (`Zq7.Lm3.Xp9`) has a digit in every part.
+_DOTTED = re.compile(r"(?:[abglstvw]:)?[A-Za-z_$][\w$]*(?:\??\.#?[A-Za-z_$][\w$]*)+")  # Vim's `a:dict.x`
+
+
+_WORD_PART = re.compile(r"(?:^|\.)[A-Za-z_$]+(?:\.|$)")
+
+
+#: A call or an index of code: a name (or attribute path) and then `(` or `[`, with no password punctuation.
+_CALL = re.compile(  # `CPAN::anycwd()` and Vim's `s:netrw_hup[host]` too
+    r"(?:[abglstvw]:)?[A-Za-z_$][\w$.#]*(?:::[A-Za-z_$][\w$.#]*)*[(\[][^!@#%^&*~]*$"
+)
+
+
+_UNPACKING = re.compile(r"(?<=[(,\s])\*{1,2}(?=[A-Za-z_])")  # `*args`, `**kwargs` in a call
+
+
+_POWER = re.compile(r"(?<=\d)\*\*(?=\d)")  # `randrange(2**64)`: arithmetic, no password's stars
+
+
+#: A Vim variable or a function's argument by number (`g:netrw_passwd`, `a:2`).
+_VIM_NAME = re.compile(r"[abglstvw]:(?:[A-Za-z_]\w*|\d{1,2})")
+
+
+#: Minified JavaScript's booleans (`this.pass=!1`, `withCredentials=!1`).
+_MINIFIED_BOOLEANS = frozenset({"!0", "!1"})
+
+
+_LEADING_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+#: A CSS selector's pseudo-element or -class and its rule's opening (`.fa-user-secret:before{content:…}`).
+_CSS_RULE = re.compile(r"[a-z][a-z-]*(?:\([^)]{0,40}\))?\{")
+
+
+#: A bare value that is an attribute list (`#EXT-X-KEY:METHOD=AES-128`, an HLS tag's): the key's next attribute.
+_ATTRIBUTE_LIST = re.compile(r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*=")
+
+
+def is_bare_code(text: str, value: str, span: tuple[int, int], key_end: int) -> bool:
+    """Whether a bare (unquoted) value at `span` after a key ending at `key_end` is code in any text: a call, an
+    index, an attribute path, an expression, a variable of the same text, or the next word of a sentence
+    (`pwd: expected bytes`)."""
+    lowered = value.lower()
+    called = _CALL.match(_POWER.sub("", _UNPACKING.sub("", value)))  # `Credential(**obo_kwargs)`, `randrange(2**64)`
+    if called or lowered in _CODE_WORDS or value in _MINIFIED_BOOLEANS or _VIM_NAME.fullmatch(value):
+        return True  # a call, an index, minified code's `!1`
+    if _DOTTED.fullmatch(value) and _WORD_PART.search(value):
+        return True  # a call, an index, an attribute: config['password'], getpass(), self.password
+    leading = _LEADING_NAME.match(value)
+    if leading and leading.group().lower() in _CODE_WORDS and value[leading.end() :][:1] in ".(:[":
+        return True  # this.#c(), lambda: cred
+    dotted = _DOTTED.match(value)
+    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "(:[?!=|&":
+        return True  # i.fail:(...), e.crossOrigin===`anonymous`?…, r.ctrlKey||!1: an operator of minified code
+    at = span[0]
+    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "+*":
+        root = _LEADING_NAME.match(value)
+        if root and _named_elsewhere(text, root.group(), at):
+            return True  # o.key=s.C0.ESC+t: arithmetic on an attribute of a name of the text
+    if _PRODUCT.match(value) or (_IDENTIFIER.fullmatch(value) and _INFIX.match(text, span[1])):
+        return True  # styleKey=2097152*D[0]+D[1], `shared secret = PUBKEYtheirs * PRIVATEKEYours`
+    if dotted and dotted.end() == len(value):
+        root = _LEADING_NAME.match(value)
+        if root and _named_elsewhere(text, root.group(), at):
+            return True  # UIStrings$18.fast4G, where UIStrings$18 is defined in the same text
+    if _IDENTIFIER.fullmatch(value) and _named_elsewhere(text, value, at):
+        return True
+    operand = _OPERAND.match(value)
+    name = operand.group(1) or operand.group(2) if operand else None
+    if name and _named_elsewhere(text, name, at + value.index(name)):
+        return True  # `!!r`, `e?e.substring(0,10)`: a negation or a ternary on a name of the text
+    if _ATTRIBUTE_LIST.match(value) or _CSS_RULE.match(value):
+        return True
+    return _sentence_goes_on(text, value, span, key_end)
+
+
+#: A number times an index or a call (`2097152*D[0]`), as minified code writes a product.
+_PRODUCT = re.compile(r"\d+[*/][A-Za-z_$][\w$.]*[\[(]")
+
+
+#: After a name, an operator between spaces and another operand: an expression (`PUBKEYtheirs * PRIVATEKEYours`).
+_INFIX = re.compile(r"[ \t]+[*/%^][ \t]+[A-Za-z_$(]")
+
+
+#: A name negated (`!!r`), asked a ternary's question (`e?…`) or given a default (`_t??xe(39)`), as minified code
+#: writes it.
+_OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)$|([A-Za-z_$][\w$]*)\?\??[A-Za-z_$!]")
+
+
+#: Words joined by dashes, as a description starts (`Multiple-system operator`, `Base64-encoded key`,
+#: `google-auth credential`): a part with digits has a word's letters before them.
+_COMPOUND = re.compile(r"(?:[A-Za-z]+|[A-Za-z]{3,}\d{1,3})(?:-(?:[A-Za-z]+|[A-Za-z]{3,}\d{1,3}))*-[A-Za-z]{3,}")
+
+
+#: A word with one digit after it, as names of protocols are written (`OAuth2 client secret to use`).
+_VERSIONED_WORD = re.compile(r"[A-Za-z]{3,}\d")
+
+
+def _sentence_goes_on(text: str, value: str, span: tuple[int, int], key_end: int) -> bool:
+    """After `key: word`, a space and another word on the same line: prose (`they need not be secret: IVs are
+    ...`, a field's description `password: Required. Input only.`); a `KEY: value` of YAML or a header ends with
+    its value."""
+    end = span[1]
+    colon = ":" in text[key_end : span[0]]
+    word = value.rstrip(".:")  # `Required.`, `DEPRECATED:`: the first word of a description
+    plain = word.isalpha() or _COMPOUND.fullmatch(word) is not None or _VERSIONED_WORD.fullmatch(word) is not None
+    wordlike = plain and len(value) - len(word) <= 1  # `password: Xk92jd0 from 10.0.0.1` stays a secret
+    if text[end : end + 2] == "'s":
+        end += 2  # a possessive: `password: Account's password.`
+    follows = text[end + 1 : end + 2]
+    return colon and wordlike and text[end : end + 1] == " " and (follows.isalpha() or follows == "`")
+
+
+def _named_elsewhere(text: str, name: str, at: int) -> bool:
+    """Whether `name` occurs as a whole word in `text` somewhere else than at `at`, and not as a value there (after
+    `=` or `:`): a variable of the code. The same password given twice (`DB_PASSWORD=X`, `REDIS_PASSWORD=X`, or
+    `postgres://app:X@db`) is a value both times, and a secret."""
+    start = text.find(name)
+    while start != -1:
+        end = start + len(name)
+        whole = (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_$")) and (
+            end == len(text) or not (text[end].isalnum() or text[end] in "_$")
+        )
+        if whole and start != at and not _assigned_at(text, start):
+            return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def _assigned_at(text: str, start: int) -> bool:
+    """Whether the word at `start` is a value: the last character before it, spaces and quotes aside, is `=`/`:`."""
+    before = start - 1
+    while before >= 0 and text[before] in " \t'\"":
+        before -= 1
+    return before >= 0 and text[before] in "=:"

@@ -41,7 +41,7 @@ from offprompt.secrets.keyed import (
     value_span,
 )
 from offprompt.secrets.scan import once, scanning
-from offprompt.secrets.tests_code import in_test_literal
+from offprompt.secrets.tests_code import in_made_up_place
 from offprompt.syntax import EXPRESSION, NAME, code_language, defined_names, is_code_shaped, read_value
 
 __all__ = ["KINDS", "Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
@@ -80,8 +80,8 @@ def _mixed_token(value: str) -> bool:
 
 
 def _bearer_token(value: str) -> bool:
-    """A bearer token, not a phrase of capitalised words (`Bearer ThisIsABearerToken` of a test)."""
-    return is_real(value) and not values.is_camel_name(value)
+    """A bearer token, not a name or a label of capitalised words (`Bearer ThisIsABearerToken` of a test)."""
+    return is_real(value) and not values.is_camel_name(value) and not values.is_label(value)
 
 
 def _hf_token(value: str) -> bool:
@@ -122,7 +122,7 @@ _VALUE = (
     r'(?:\\"(?P<eq>[^"\\\r\n]{1,4096})\\"'
     r'|"(?P<dq>(?:[^"\\\r\n]|\\.){1,4096})"'
     r"|'(?P<sq>[^'\r\n]{1,4096})'"
-    r"""|(?P<bare>(?:[^\s"',;&<>)}\]\\]|\\(?![nrt])){1,4096}))"""  # up to an escaped line break too
+    r"""|(?P<bare>(?:[^\s"',;&<>)}\]\\]|\\(?![nrt]|u0026)){1,4096}))"""  # up to an escaped line break or &
 )
 _ASSIGN = r"""\\?["']?[ \t]{0,8}(?:=(?!=)|:=|:(?!:)|=>)[ \t]{0,8}"""  # `::` is a path, `==` a comparison
 # A declaration with its type between the name and the value: Python's `password: str = "…"` (`Optional[str]`,
@@ -272,7 +272,7 @@ def _connection_kind(match: re.Match[str]) -> str:
     documented = (host is not None and _DOCUMENTATION_DOMAIN.search(host.group())) or _DOCUMENTATION_DOMAIN.search(user)
     password = unquote(match.group("v"))
     default = repeats_user(user, password) or SAMPLE_LOGINS.get(user.lower()) == password.lower()  # guest:guest
-    made_up = not random_looking(password) and in_test_literal(match.string, match.start())
+    made_up = not random_looking(password) and in_made_up_place(match.string, match.start())
     template = host is not None and _WORD_PORT.match(match.string, host.end()) is not None  # `@proxyhost:port`
     return "" if documented or default or made_up or template else "connection-password"
 

@@ -13,35 +13,19 @@ import re
 from collections.abc import Iterator
 
 from offprompt.secrets import values
+from offprompt.secrets.exceptions import excepted
 from offprompt.secrets.keyed import (
     EXAMPLE_VALUES,
     SAMPLE_LOGINS,
     basic_credentials,
     random_looking,
     repeats_user,
-    value_of,
 )
 from offprompt.secrets.scan import once
-from offprompt.secrets.tests_code import in_test_literal
+from offprompt.secrets.tests_code import in_made_up_place
+from offprompt.syntax import is_bare_code
 
 __all__ = ["holds_none"]
-
-
-# A key whose value is a secret ends with a word of the "password" detector: `db_password`, `API_KEY`,
-# `clientSecret`, `aws_secret_access_key`, `_authToken`; the rest of its name is read backwards from the word.
-# These key names (lower case) end with such a word but hold no secret.
-_HARMLESS_KEYS = (
-    "page_token", "pagetoken", "next_token", "nexttoken", "continuation", "sync_token", "csrf", "public_key",
-    "publickey", "primary_key", "foreign_key", "sort_key", "partition_key", "key_id", "idempotency",
-    "fingerprint", "gpg_key", "pgp_key", "websocket_key",  # a GPG key's fingerprint; RFC 6455's nonce
-    "change_token", "changetoken", "lock_token", "locktoken", "update_token", "updatetoken",  # AWS's concurrency
-    "client_request_token", "clientrequesttoken", "lifecycle_action_token", "lifecycleactiontoken",  # idempotency
-    "result_key", "limit_key", "input_token", "output_token",  # a paginator's field names (botocore)
-    "object_key", "objectkey",  # an S3 object's name (`"S3objectKey": "ami-1234567890abcdef0.bin"`)
-)  # fmt: skip
-
-
-_HARMLESS = re.compile("|".join(_HARMLESS_KEYS))
 
 
 def _word_before(text: str, start: int) -> str:
@@ -62,10 +46,9 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         return True  # `TOKEN = "Basic bWU6cGFzcw=="`: the basic-auth detector judges what follows the scheme
     lowered = key.lower().replace("-", "_")
     key_start = match.start() - len(key) + len(match.group("word"))  # the key ends with the matched word
-    prose_key = f"{_word_before(match.string, key_start).lower()}_{lowered}"
+    prose = _word_before(match.string, key_start).lower()
     return (
-        _HARMLESS.search(lowered) is not None
-        or _HARMLESS.search(prose_key) is not None
+        (prose != "" and excepted(f"{prose}_{lowered}", value) != "")  # `Release GPG key: …`, a key written as prose
         or _aws_request_id(match.string, key, key_start)
         or _named_not_assigned(match, key_start)
         or _names_no_secret(match, key, value)
@@ -79,7 +62,7 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or (not random_looking(value) and _in_field_list(match.string, key_start))
         or (not random_looking(value) and _option_in_docs(match.string, key_start, key))
         # + 1: a bare value's own opening backtick is a quote too (`` `secr3t` ``)
-        or (not random_looking(value) and in_test_literal(match.string, match.start(match.lastgroup or "bare") + 1))
+        or (not random_looking(value) and in_made_up_place(match.string, match.start(match.lastgroup or "bare") + 1))
     )
 
 
@@ -290,49 +273,6 @@ def _named_not_assigned(match: re.Match[str], key_start: int) -> bool:
     return quote in ("'", '"') and glued and match.lastgroup == "bare" and text[match.end() : match.end() + 1] == quote
 
 
-#: Words of code that start an expression, not a value: `token = await fetch(...)`, `key: function (`.
-_CODE_WORDS = frozenset(
-    {
-        "await", "new", "this", "self", "cls", "function", "lambda", "async", "yield", "not", "typeof",
-        "require", "return", "void", "const", "let", "var", "def", "if", "else", "or", "and", "in", "is", "super",
-    }
-)  # fmt: skip
-
-
-_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
-
-
-#: An attribute path of code (`settings.SECRET_KEY`, `win32api.RegEnumKey`); a generated value split by dots
-#: (`Zq7.Lm3.Xp9`) has a digit in every part.
-_DOTTED = re.compile(r"(?:[abglstvw]:)?[A-Za-z_$][\w$]*(?:\??\.#?[A-Za-z_$][\w$]*)+")  # Vim's `a:dict.x`
-
-
-_WORD_PART = re.compile(r"(?:^|\.)[A-Za-z_$]+(?:\.|$)")
-
-
-#: A call or an index of code: a name (or attribute path) and then `(` or `[`, with no password punctuation.
-_CALL = re.compile(  # `CPAN::anycwd()` and Vim's `s:netrw_hup[host]` too
-    r"(?:[abglstvw]:)?[A-Za-z_$][\w$.#]*(?:::[A-Za-z_$][\w$.#]*)*[(\[][^!@#%^&*~]*$"
-)
-
-
-_UNPACKING = re.compile(r"(?<=[(,\s])\*{1,2}(?=[A-Za-z_])")  # `*args`, `**kwargs` in a call
-
-
-_POWER = re.compile(r"(?<=\d)\*\*(?=\d)")  # `randrange(2**64)`: arithmetic, no password's stars
-
-
-#: A Vim variable or a function's argument by number (`g:netrw_passwd`, `a:2`).
-_VIM_NAME = re.compile(r"[abglstvw]:(?:[A-Za-z_]\w*|\d{1,2})")
-
-
-#: Minified JavaScript's booleans (`this.pass=!1`, `withCredentials=!1`).
-_MINIFIED_BOOLEANS = frozenset({"!0", "!1"})
-
-
-_LEADING_NAME = re.compile(r"[A-Za-z_$][\w$]*")
-
-
 def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
     """Whether the value after a secret's key (`key` as the text spells it) is something else: in code, a name or
     an expression (`password = password`, `secret_key = settings.SECRET_KEY`, `key=itemgetter(1)`, `token = tok`
@@ -346,12 +286,9 @@ def _names_no_secret(match: re.Match[str], key: str, value: str) -> bool:
     if _in_doctest(match.string, match.start()) or _called_fingerprint(match.string, value):
         return True  # `>>> session.fetch_token(url)` and the answer it prints; a public key's digest
     if match.lastgroup == "bare":
-        return _is_code(match, value) or _ATTRIBUTE_LIST.match(value) is not None or _CSS_RULE.match(value) is not None
+        span = (match.start("bare"), match.end())
+        return is_bare_code(match.string, value, span, match.end("word"))
     return _BETWEEN_LITERALS.match(value) is not None or _joined_prefix(match, value)
-
-
-#: A CSS selector's pseudo-element or -class and its rule's opening (`.fa-user-secret:before{content:…}`).
-_CSS_RULE = re.compile(r"[a-z][a-z-]*(?:\([^)]{0,40}\))?\{")
 
 
 #: After a literal, `+` and a name: the literal is joined to a value of the code (`"_xxtpuv3internal_" + key_str`).
@@ -367,10 +304,6 @@ def _joined_prefix(match: re.Match[str], value: str) -> bool:
 #: A "quoted value" that is code between two string literals: the key ended a literal (`"… arrayDefaultKey: "+t),
 #: t.slice(0,-1)+"defaults"`, `[b"Password:", b"Username:"]`), so its quote closes one and the next opens one.
 _BETWEEN_LITERALS = re.compile(r"""[ \t]*(?:\+[ \t]*[\w$(][^"']*\)|,[ \t]+[A-Za-z_])""")
-
-
-#: A bare value that is an attribute list (`#EXT-X-KEY:METHOD=AES-128`, an HLS tag's): the key's next attribute.
-_ATTRIBUTE_LIST = re.compile(r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*=")
 
 
 #: A newline typed after a value (`'secret\\n'`, what pexpect sends): the label before it is still a label.
@@ -421,21 +354,14 @@ def _not_a_credential(value: str) -> bool:
     example, a name or an id of what holds a secret: nothing of these is a credential, whatever key it follows."""
     bare = value.strip("`")
     return (
-        values.is_attack_technique(bare)
-        or values.is_resource_name(bare)
-        or values.is_amazon_id(bare)
-        or _decodes_to_phrase(bare)
+        _decodes_to_phrase(bare)
         or bare.lower() in EXAMPLE_VALUES
-        or values.is_data(bare)
         or values.is_sentence(bare)
         or values.is_sequence(bare)
         or values.is_counting_hex(bare)
         or values.escapes_non_ascii(bare)
         or values.is_phrase(bare)
         or values.is_alphabet_walk(bare)
-        or values.is_repeated_run(bare)
-        or values.is_public_key(bare)
-        or values.is_ipv6(bare)  # `Token=::1a:2b:3c:4d`: an interface identifier
     )
 
 
@@ -454,24 +380,28 @@ def _decodes_to_phrase(value: str) -> bool:
     return decoded.isprintable() and (values.is_phrase(decoded) or values.is_label(decoded))
 
 
+#: A prompt of an interactive session a doc shows: Python's doctest, Elixir's iex, Ruby's irb, Scala's, jshell's.
+_PROMPT = re.compile(r"(?:>>>|\.\.\.|iex(?:\(\d+\))?>|irb(?:\([^)]*\))?>|scala>|jshell>)(?: |$)")
+
+
 def _holds_doctest_lines(text: str) -> bool:
-    """Whether any line could be a doctest's (`>>>`, `...`): most texts have none, and then no line is looked at."""
-    return once(text, "doctest lines", lambda: ">>>" in text or "..." in text)
+    """Whether any line could be a session's (`>>>`, `iex>`): most texts have none, and then no line is looked at."""
+    return once(text, "doctest lines", lambda: re.search(r">>>|\.\.\.|iex|irb|scala>|jshell>", text) is not None)
 
 
 def _in_doctest(text: str, at: int) -> bool:
-    """Whether `at` is on a line of a doctest (`>>> `, `... `) or of the answer it prints (the lines after one,
-    up to a blank line): a documentation example."""
+    """Whether `at` is on a line of a doctest or a session (`>>> `, `... `, `iex> `) or of the answer it prints (the
+    lines after one, up to a blank line): a documentation example."""
     if not _holds_doctest_lines(text):
         return False
     lines = _lines_back(text, at)
-    if _doctest_line(next(lines).strip()):
+    if _PROMPT.match(next(lines).strip()):
         return True
     for line in lines:
         stripped = line.strip()
         if not stripped:
             return False
-        if _doctest_line(stripped):
+        if _PROMPT.match(stripped):
             return True
     return False
 
@@ -486,104 +416,3 @@ def _lines_back(text: str, at: int, most: int = 30, reach: int = 4000) -> Iterat
         if newline < 0:
             return
         end = newline
-
-
-def _doctest_line(stripped: str) -> bool:
-    return stripped in (">>>", "...") or stripped.startswith((">>> ", "... "))
-
-
-def _is_code(match: re.Match[str], value: str) -> bool:
-    """A bare value that is code: a call, an index, an attribute path, an expression, a variable of the same text,
-    or the next word of a sentence (`pwd: expected bytes`)."""
-    lowered = value.lower()
-    called = _CALL.match(_POWER.sub("", _UNPACKING.sub("", value)))  # `Credential(**obo_kwargs)`, `randrange(2**64)`
-    if called or lowered in _CODE_WORDS or value in _MINIFIED_BOOLEANS or _VIM_NAME.fullmatch(value):
-        return True  # a call, an index, minified code's `!1`
-    if _DOTTED.fullmatch(value) and _WORD_PART.search(value):
-        return True  # a call, an index, an attribute: config['password'], getpass(), self.password
-    leading = _LEADING_NAME.match(value)
-    if leading and leading.group().lower() in _CODE_WORDS and value[leading.end() :][:1] in ".(:[":
-        return True  # this.#c(), lambda: cred
-    dotted = _DOTTED.match(value)
-    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "(:[?!=|&":
-        return True  # i.fail:(...), e.crossOrigin===`anonymous`?…, r.ctrlKey||!1: an operator of minified code
-    text, at = match.string, match.start(match.lastgroup or "bare")
-    if dotted and _WORD_PART.search(dotted.group()) and value[dotted.end() :][:1] in "+*":
-        root = _LEADING_NAME.match(value)
-        if root and _named_elsewhere(text, root.group(), at):
-            return True  # o.key=s.C0.ESC+t: arithmetic on an attribute of a name of the text
-    if _PRODUCT.match(value) or (_IDENTIFIER.fullmatch(value) and _INFIX.match(text, match.end())):
-        return True  # styleKey=2097152*D[0]+D[1], `shared secret = PUBKEYtheirs * PRIVATEKEYours`
-    if dotted and dotted.end() == len(value):
-        root = _LEADING_NAME.match(value)
-        if root and _named_elsewhere(text, root.group(), at):
-            return True  # UIStrings$18.fast4G, where UIStrings$18 is defined in the same text
-    if _IDENTIFIER.fullmatch(value) and _named_elsewhere(text, value, at):
-        return True
-    operand = _OPERAND.match(value)
-    name = operand.group(1) or operand.group(2) if operand else None
-    if name and _named_elsewhere(text, name, at + value.index(name)):
-        return True  # `!!r`, `e?e.substring(0,10)`: a negation or a ternary on a name of the text
-    return _sentence_goes_on(match)
-
-
-#: A number times an index or a call (`2097152*D[0]`), as minified code writes a product.
-_PRODUCT = re.compile(r"\d+[*/][A-Za-z_$][\w$.]*[\[(]")
-
-
-#: After a name, an operator between spaces and another operand: an expression (`PUBKEYtheirs * PRIVATEKEYours`).
-_INFIX = re.compile(r"[ \t]+[*/%^][ \t]+[A-Za-z_$(]")
-
-
-#: A name negated (`!!r`), asked a ternary's question (`e?…`) or given a default (`_t??xe(39)`), as minified code
-#: writes it.
-_OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)$|([A-Za-z_$][\w$]*)\?\??[A-Za-z_$!]")
-
-
-#: Words joined by dashes, as a description starts (`Multiple-system operator`, `Base64-encoded key`,
-#: `google-auth credential`): a part with digits has a word's letters before them.
-_COMPOUND = re.compile(r"(?:[A-Za-z]+|[A-Za-z]{3,}\d{1,3})(?:-(?:[A-Za-z]+|[A-Za-z]{3,}\d{1,3}))*-[A-Za-z]{3,}")
-
-
-#: A word with one digit after it, as names of protocols are written (`OAuth2 client secret to use`).
-_VERSIONED_WORD = re.compile(r"[A-Za-z]{3,}\d")
-
-
-def _sentence_goes_on(match: re.Match[str]) -> bool:
-    """After `key: word`, a space and another word on the same line: prose (`they need not be secret: IVs are
-    ...`, a field's description `password: Required. Input only.`); a `KEY: value` of YAML or a header ends with
-    its value."""
-    text, end = match.string, match.end()
-    colon = ":" in text[match.end("word") : match.start(match.lastgroup or "bare")]
-    value = value_of(match)
-    word = value.rstrip(".:")  # `Required.`, `DEPRECATED:`: the first word of a description
-    plain = word.isalpha() or _COMPOUND.fullmatch(word) is not None or _VERSIONED_WORD.fullmatch(word) is not None
-    wordlike = plain and len(value) - len(word) <= 1  # `password: Xk92jd0 from 10.0.0.1` stays a secret
-    if text[end : end + 2] == "'s":
-        end += 2  # a possessive: `password: Account's password.`
-    follows = text[end + 1 : end + 2]
-    return colon and wordlike and text[end : end + 1] == " " and (follows.isalpha() or follows == "`")
-
-
-def _named_elsewhere(text: str, name: str, at: int) -> bool:
-    """Whether `name` occurs as a whole word in `text` somewhere else than at `at`, and not as a value there (after
-    `=` or `:`): a variable of the code. The same password given twice (`DB_PASSWORD=X`, `REDIS_PASSWORD=X`, or
-    `postgres://app:X@db`) is a value both times, and a secret."""
-    start = text.find(name)
-    while start != -1:
-        end = start + len(name)
-        whole = (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_$")) and (
-            end == len(text) or not (text[end].isalnum() or text[end] in "_$")
-        )
-        if whole and start != at and not _assigned_at(text, start):
-            return True
-        start = text.find(name, start + 1)
-    return False
-
-
-def _assigned_at(text: str, start: int) -> bool:
-    """Whether the word at `start` is a value: the last character before it, spaces and quotes aside, is `=`/`:`."""
-    before = start - 1
-    while before >= 0 and text[before] in " \t'\"":
-        before -= 1
-    return before >= 0 and text[before] in "=:"

@@ -9,6 +9,7 @@ import binascii
 import re
 
 from offprompt.secrets import values
+from offprompt.secrets.exceptions import ROWS
 
 __all__ = [
     "EXAMPLE_VALUES",
@@ -23,52 +24,8 @@ __all__ = [
 ]
 
 
-# Published sample keys from vendors' documentation (AWS's carry the word EXAMPLE and are caught by that rule).
-_DOCUMENTED = frozenset(
-    {
-        "sk_test_4eC39HqLyjWDarjtT1zdp7dc",  # Stripe API reference
-        "sk_test_BQokikJOvBiI2HlWgH4olfQ2",  # Stripe docs, older
-        "pk_test_TYooMQauvdEDq54NiTphI7jx",
-        # jwt.io's default token
-        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIy"
-        "fQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-        # PyJWT's README: {"some": "payload"} signed with "secret"
-        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzb21lIjoicGF5bG9hZCJ9.4twFt5NiznN84AWoo1d7KO1T_yoc0Z6XOpOVswacPZg",
-        # RFC 5849 (OAuth 1.0): the client, temporary and token credentials of its examples
-        "dpf43f3p2l4k3l03",
-        "kd94hf93k423kf44",
-        "hh5s93j4hdidpola",
-        "hdhd0244k9j7ao03",
-        "hfdp7dh39dks9884",
-        "nnch734d00sl2jdk",
-        "pfkkdhi9sl3r4s00",
-        "0685bd9184jfhq22",
-        "ad180jjd733klru7",
-        # RFC 6749 (OAuth 2.0) and RFC 6750: s6BhdRkqt3:gX1fBat3bV in Basic, its codes and tokens; RFC 7009's token
-        "czZCaGRSa3F0MzpnWDFmQmF0M2JW",
-        "gX1fBat3bV",
-        "7Fjfp0ZBr1KtDRbnfVdmIw",
-        "SplxlOBeZQQYbYS6WxSbIA",
-        "2YotnFZFEjr1zCsicMWpAA",
-        "tGzv3JOkF0XG5Qx2TlKWIA",
-        "mF_9.B5f-4.1JqM",
-        "45ghiukldjahdnhzdauz",
-        # Telegram's Bot API docs
-        "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
-        # Google's password of every P12 service-account key file it issues
-        "notasecret",
-        # the key of Google Authenticator's key URI format example (otpauth://totp/Example:alice@google.com?secret=…)
-        "JBSWY3DPEHPK3PXP",
-        "jbswy3dpehpk3pxp",
-        # RFC 5849 (OAuth 1.0) section 3.1's client key and token; RFC 6749 section 4.3.2's password of johndoe
-        "9djdj82h48djs9d2",
-        "kkk9d7dh3k39sjv7",
-        "A3ddj3w",
-        # RFC 2617 (and RFC 7617): Aladdin's password, and the Basic credentials of it
-        "open sesame",
-        "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
-    }
-)
+#: Published sample keys of vendors' docs and RFCs, a row of the exceptions table.
+_DOCUMENTED = next(row.pattern for row in ROWS if row.id == "documented-sample")
 
 
 _PLACEHOLDER = re.compile("example|xmpl|your|redacted|placeholder|changeme|dummy|sample|fake|⟦secret:|{{")
@@ -85,12 +42,12 @@ _RUN = re.compile(r"(.)\1{7}")
 
 def is_real(value: str) -> bool:
     """Not an example key or a placeholder: those pass unchanged."""
-    if not value or value[0] in _SIGIL or value in _DOCUMENTED:
+    if not value or value[0] in _SIGIL or _DOCUMENTED.fullmatch(value):
         return False  # ${VAR}, <token>, {{ secret }}, %s, [hidden], ****
     lowered = value.lower()
     if _PLACEHOLDER.search(lowered) or _RUN.search(value):
         return False  # your-api-key, EXAMPLEKEY, a handle already; ghp_xxxxxxxxxxxx..., 00000000
-    return len(set(lowered) - _PADDING) >= 2
+    return len(set(lowered) - _PADDING) >= 2 and not values.is_alphabet_walk(value)  # `ghp_1234567890abcd…`
 
 
 def random_looking(value: str, minimum: int = 16) -> bool:

@@ -1,5 +1,5 @@
-"""Whether a place in a text is in test code: after the first line that makes the text a test (a test framework
-imported, a test function or class defined).
+"""Whether a place in a text is in test code (after the first line that makes the text a test: a test framework
+imported, a test function or class defined) or in a doc's example (a Markdown code block).
 
 A test's credentials are made up for it (`password = "secr3t"`, `postgresql://user:p4ss@host/db`): a handle in
 their place alters the code a coding agent reads and edits, and guards nothing. A value of a test that looks
@@ -9,15 +9,17 @@ and no rule can tell (docs/secrets.md, "Left alone").
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from offprompt.secrets.scan import once
 
-__all__ = ["in_test", "in_test_literal"]
+__all__ = ["in_made_up_place", "in_test", "in_test_literal"]
 
 #: A line of test code: Python's test frameworks and test functions and classes, JavaScript's suites and cases,
-#: Go's `testing`, Rust's test attributes, Perl's Test:: modules, JUnit's annotation, RSpec; PHPUnit's test
-#: classes and methods, ExUnit's cases and Rails' (`test "…" do`).
+#: Go's `testing`, Rust's test attributes, Perl's Test:: modules, JUnit's annotation and import, RSpec; PHPUnit's test
+#: classes and methods, ExUnit's cases and Rails' (`test "…" do`); xUnit's, NUnit's and MSTest's attributes
+#: (`[Fact]`, `[Test]`, `[TestMethod]`), XCTest, ScalaTest's and specs2's suites (`extends AnyFlatSpec`).
 _TEST_LINE = re.compile(
     r"^[ \t]*(?:"
     r"import[ \t]+(?:pytest|unittest)\b|from[ \t]+(?:pytest|unittest)\b"
@@ -31,6 +33,9 @@ _TEST_LINE = re.compile(
     r"|class[ \t]+\w+[ \t]+extends[ \t]+[\w\\]*TestCase\b|public[ \t]+function[ \t]+test\w*[ \t]*\("
     r"|use[ \t]+ExUnit\.Case(?:Template)?\b|(?:test|describe)[ \t]+\"[^\"\n]*\"(?:[ \t]*,[^\n]*)?[ \t]+do$"
     r"|class[ \t]+\w+[ \t]*<[ \t]*[\w:]*TestCase\b"
+    r"|\[(?:Fact|Theory|Test|TestMethod|TestCase)\b[^\]\n]*\]"
+    r"|import[ \t]+XCTest\b|import[ \t]+(?:static[ \t]+)?org\.junit\b"
+    r"|class[ \t]+\w+[ \t]+extends[ \t]+\w*(?:Spec|Suite|Specification)\b"
     r")",
     re.MULTILINE,
 )
@@ -54,3 +59,22 @@ def in_test_literal(text: str, at: int) -> bool:
         return False
     line_start = text.rfind("\n", 0, at) + 1
     return any(quote in text[line_start:at] for quote in "\"'`")
+
+
+#: A fence of a Markdown code block (```` ``` ```` or `~~~`), as a doc writes its examples.
+_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+
+
+def in_made_up_place(text: str, at: int) -> bool:
+    """A test's string literal or a doc's example: a value there that does not look generated is made up."""
+    return in_test_literal(text, at) or in_doc_example(text, at)
+
+
+def in_doc_example(text: str, at: int) -> bool:
+    """Whether `at` is inside a closed fenced code block (an odd number of fences before it, one after): a doc's
+    example. A log or an `env` dump has no fences, and keeps its word passwords."""
+    fences = once(
+        text, "fences", lambda: [f.start() for f in _FENCE.finditer(text)] if "``" in text or "~~" in text else []
+    )
+    before = bisect.bisect(fences, at)
+    return before % 2 == 1 and before < len(fences)

@@ -20,20 +20,13 @@ __all__ = [
     "abbreviates_key",
     "escapes_non_ascii",
     "is_alphabet_walk",
-    "is_amazon_id",
-    "is_attack_technique",
     "is_camel_name",
     "is_counting_hex",
-    "is_data",
     "is_file_name",
-    "is_ipv6",
     "is_key_name",
     "is_label",
     "is_named_for",
     "is_phrase",
-    "is_public_key",
-    "is_repeated_run",
-    "is_resource_name",
     "is_sentence",
     "is_sequence",
     "is_structured",
@@ -49,6 +42,7 @@ DESCRIBING = frozenset(
         "tokens", "key", "keys", "apikey", "credential", "credentials", "hidden", "sensitive", "test", "testing",
         "tester", "example", "sample", "dummy", "fake", "mock", "value", "values", "placeholder", "hide",
         "generated", "regenerated",  # how it was made: `webdavgeneratedpassword1`
+        "bearer",  # `ThisIsABearerToken`
     }
 )  # fmt: skip
 #: Words a label puts around those (`db-secret`, `top secret`, `real-secret-6-levels`); none is a label alone.
@@ -60,6 +54,7 @@ FILLER = frozenset(
         "abc", "xyz", "object", "file",
         "sk", "pk", "rk",  # a vendor's prefixes (Stripe's): `sk_test_456` is a counter after them, no key
         "webdav", "ftp", "smtp", "ldap", "ssh",  # what it is for, as `db` and `api`
+        "strong", "long", "secure", "good", "weak",  # what it claims to be: `strongpassword`, `verylongpassword`
     }
 )  # fmt: skip
 
@@ -176,9 +171,6 @@ def is_type_name(value: str, word: str) -> bool:
     return capitalised and len(humps) >= 3 and word.lower() in (hump.lower() for hump in words)
 
 
-_DATA = re.compile(r"\d{1,3}|\d+(?:[-.:/]\d+)+")
-
-
 def is_named_for(value: str, word: str) -> bool:
     """A class or widget named for the key's word, two capitalised words and the first that word
     (`password: "PasswordWidget"` of a form's widget map, as `text: "TextWidget"` beside it)."""
@@ -221,11 +213,6 @@ def is_file_name(value: str) -> bool:
 def _path_word(part: str) -> bool:
     """A word, a number or a short name with digits (`ajv8`, `vega5`), not a generated part."""
     return part.isalpha() or part.isdigit() or (part.isalnum() and not _generated(part) and len(part) <= 8)
-
-
-def is_data(value: str) -> bool:
-    """A small number, a date, a time or a version (`42`, `2015-07-29`, `1.0.0`): data, not a credential."""
-    return _DATA.fullmatch(value) is not None
 
 
 def is_sequence(value: str) -> bool:
@@ -376,85 +363,30 @@ def is_camel_name(value: str) -> bool:
     )
 
 
-def is_repeated_run(value: str) -> bool:
-    """A short run typed over and over (`asdfasdfasdf`, `abcabcabc`, `123123123`): a placeholder of a mock or an
-    example, at least three times a run of two to six characters."""
-    return any(
-        len(value) % size == 0 and len(value) // size >= 3 and value == value[:size] * (len(value) // size)
-        for size in range(2, 7)
-    )
-
-
 def is_alphabet_walk(value: str) -> bool:
     """A long value typed by walking the alphabet and the digits, case aside (`AB1C2defGHijkLMNo3PqQRstUvwxyz…`,
     `a123b45c6d78e9f012…`): a documentation placeholder. Its letters, taken alone, and its digits, taken alone,
-    mostly step by one; a generated value's do so about once in 26 and once in 10. Forty characters at least."""
-    if len(value) < 40:
-        return False  # the placeholders of API references are long; `a1b2c3d4-e5f6-7890-abcd-…` stays a value
-    letters = [c for c in value.lower() if "a" <= c <= "z"]
+    mostly step by one (every time under forty characters); a generated value's do so about once in 26 and once in
+    10. Twelve characters at least."""
+    if len(value) < 12:
+        return False
+    share = 1.0 if len(value) < 40 else 0.6  # a shorter walk steps every time (`A1B2C3D4E5F6G7H8I9J0`)
+    letters = [ord(c) for c in value.lower() if "a" <= c <= "z"]
     digits = [int(c) for c in value if c.isdigit()]
+    if len(letters) + len(digits) < 12:
+        return False
 
-    def walks(steps: list[bool]) -> bool:
-        return not steps or sum(steps) >= 0.6 * len(steps)
+    def walks(run: list[int], base: int) -> bool:
+        steps = ((b - a) % base == 1 for a, b in itertools.pairwise(run))
+        return all(steps) if share == 1.0 else len(run) < 2 or sum(steps) >= share * (len(run) - 1)
 
-    letter_steps = [(ord(b) - ord(a)) % 26 == 1 for a, b in itertools.pairwise(letters)]
-    digit_steps = [(b - a) % 10 == 1 for a, b in itertools.pairwise(digits)]
-    return len(letters) + len(digits) >= 12 and walks(letter_steps) and walks(digit_steps)
-
-
-#: The DER openings of public keys in base64 (SubjectPublicKeyInfo: EC P-256 and P-384, RSA, Ed25519, X25519):
-#: npm's registry signing keys, a JWKS's `x5c`. A private key's PKCS#8 opens with a version (`MIGHAgEA`).
-_PUBLIC_KEY_DER = (
-    "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE", "MHYwEAYHKoZIzj0CAQYFK4EEACIDYgAE", "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A",
-    "MIICIjANBgkqhkiG9w0BAQEFAAOCAg8A", "MCowBQYDK2VwAyEA", "MCowBQYDK2VuAyEA",
-)  # fmt: skip
-
-
-def is_public_key(value: str) -> bool:
-    """A public key in base64 DER: it grants nothing."""
-    return value.startswith(_PUBLIC_KEY_DER)
-
-
-_TECHNIQUE = re.compile(r"T\d{4}(?:\.\d{3})?")
-
-
-def is_attack_technique(value: str) -> bool:
-    """A technique of MITRE ATT&CK (`T1552`, `T1098.001`), as a security API's enum documents its members: the name
-    of a way to steal credentials, not one."""
-    return _TECHNIQUE.fullmatch(value) is not None
-
-
-#: A resource name of Google Cloud's APIs: a collection and an id, and more of them (`projects/1/secrets/s`).
-_RESOURCE_NAME = re.compile(r"(?:projects|organizations|folders|billingAccounts)/[^/\s]+(?:/[a-z][A-Za-z]*/[^/\s]+)*")
-
-
-def is_resource_name(value: str) -> bool:
-    """The name of a resource of Google Cloud (`projects/123/secrets/my-secret/versions/1`, Secret Manager's): what
-    holds a secret, as an ARN names one, not its value."""
-    return _RESOURCE_NAME.fullmatch(value) is not None
+    return walks(letters, 26) and walks(digits, 10)
 
 
 _UUID_NAME = re.compile(r"(?:[a-z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12,13}", re.IGNORECASE)
-
-
-#: An IPv6 address or interface identifier with `::` (`::1a:2b:3c:4d`, `static:::1a:2b:3c:4d`, `fe80::1`).
-_IPV6 = re.compile(
-    r"(?:[a-z]+:)?(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4}){0,6})?::(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4}){0,6})?"
-)
-
-
-def is_ipv6(value: str) -> bool:
-    """An IPv6 address or a network's interface identifier written with `::` (systemd.network's `Token=`)."""
-    return "::" in value and _IPV6.fullmatch(value) is not None
 
 
 def is_uuid_name(value: str) -> bool:
     """A UUID, a word before it at most (`signed-2065c468-…`): after a bare `key`, the id of an object or an entry
     (an S3 object's, a stream's file's), not an API key, which a key's name says (`api_key`, `X-Api-Key`)."""
     return _UUID_NAME.fullmatch(value) is not None
-
-
-def is_amazon_id(value: str) -> bool:
-    """An Amazon account's id (`amzn1.account.AF6RHO7KZU5XRVQJGXK6HB56KR2A`, the subject of a Login with Amazon
-    token); Login with Amazon's client secrets (`amzn1.oa2-cs.v1.…`) are secrets."""
-    return value.startswith("amzn1.account.")
