@@ -92,7 +92,7 @@ def preview(text: str, kind: str = "text") -> Summary | None:
     # Records follow lines more closely than bytes (a table's later rows are longer: bigger numbers, longer ids).
     lines = (text.count("\n") + 1, head.count("\n") + 1)
     count = len(records) if whole else max(len(records), round(len(records) * lines[0] / lines[1]))
-    return _summary(reader, records, count, estimated=not whole)
+    return replace(_summary(reader, records, count, estimated=not whole), totals=_totals(reader, text) if whole else "")
 
 
 def make(text: str, kind: str = "text", max_bytes: int = MAX_BYTES) -> tuple[Summary, bytes | None] | None:
@@ -105,12 +105,17 @@ def make(text: str, kind: str = "text", max_bytes: int = MAX_BYTES) -> tuple[Sum
     if not records:
         return None
     data = _json(records)
-    totals = getattr(reader, "totals", None)
-    summary = replace(_summary(reader, records, len(records)), totals=totals(text) if callable(totals) else "")
+    summary = replace(_summary(reader, records, len(records)), totals=_totals(reader, text))
     if len(data) > max_bytes:
         skipped = f"their JSON would take {len(data):,} bytes, over the cap of {max_bytes:,} bytes for one text"
         return replace(summary, skipped=skipped), None
     return summary, data
+
+
+def _totals(reader: RecordReader, text: str) -> str:
+    """The text's own summary line, from a reader that reads one (a test run's `Ran 7 tests in 0.01s`)."""
+    totals = getattr(reader, "totals", None)
+    return str(totals(text)) if callable(totals) else ""
 
 
 def _is_json(text: str) -> bool:
