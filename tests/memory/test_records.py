@@ -330,3 +330,12 @@ def test_a_column_of_versions_stays_text_even_when_each_reads_as_a_decimal(memor
     text = "pkg,v\na,1.5\nb,1.2.10\nc,1:2.3-4\nd,2.0\n"
     namespace = stored_text(memory, text)
     assert selected(memory, namespace, "map(.v)") == [["1.5", "1.2.10", "1:2.3-4", "2.0"]]
+
+
+def test_a_records_line_past_sixteen_fields_says_how_many_more(memory: TaskMemory) -> None:
+    """A wide table's records line names its first 16 fields and says how many more it has, never a bare `…`."""
+    names = [f"metric_{n}" for n in range(20)]
+    text = ",".join(names) + "\n" + "".join(",".join(str(r * n) for n in range(20)) + "\n" for r in range(5))
+    reference = memory.store([TextArtifact(value=text)], tool="t.csv", outline_tokens=400)
+    title = reference.outline[0].title
+    assert "metric_15 and 5 more)" in title, title
