@@ -339,3 +339,15 @@ def test_a_records_line_past_sixteen_fields_says_how_many_more(memory: TaskMemor
     reference = memory.store([TextArtifact(value=text)], tool="t.csv", outline_tokens=400)
     title = reference.outline[0].title
     assert "metric_15 and 5 more)" in title, title
+
+
+def test_a_unittest_log_of_several_runs_keeps_every_runs_tests(memory: TaskMemory) -> None:
+    """CPython's regrtest prints one unittest run per test file, each with its failures and `Ran N tests` line:
+    the tests after the first run's summary are read too, and the records line sums the runs."""
+    text = (DATA / "unittest_v.txt").read_text(encoding="utf-8")
+    namespace = stored_text(memory, text + "\n" + text.replace("tests.test_", "tests.other_"))
+    counts = "group_by(.outcome) | map({(.[0].outcome): length}) | add"
+    assert selected(memory, namespace, counts) == [{"passed": 6, "failed": 2, "error": 2, "skipped": 4}]
+    failed = '[.[] | select(.outcome == "failed") | .message]'
+    assert selected(memory, namespace, failed) == [["AssertionError: Lists differ: ['a\\tb'] != ['a', 'b']"] * 2]
+    assert "2 runs: Ran 14 tests in 0.024s in all" in memory.outline(namespace)[0].title

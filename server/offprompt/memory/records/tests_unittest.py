@@ -1,7 +1,8 @@
 """Python `unittest -v` runs: one record per test, its `test` id (`pkg.mod.Class.test_x`), `name`, `class`,
 `module`, `outcome`, a skipped test's `reason`, a docstring's first line as `description`, and a failed or erring
 test's `message` (the exception its `FAIL:` or `ERROR:` block ends with). The `Ran N tests in Xs` line and the
-verdict under it are the run's `totals`."""
+verdict under it are the run's `totals`; a log of several runs (CPython's regrtest, one per test file) is read
+whole, each result line a record."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from offprompt.memory.records.base import Record
 
 #: `test_x (pkg.mod.Class.test_x)` (Python 3.11 on) or `test_x (pkg.mod.Class)` (before), with its verdict after
 #: ` ... ` on the same line, or on a later one when a docstring or the test's own output comes between.
-_TEST: Final = re.compile(r"^(?P<name>\w+) \((?P<where>[\w.]+)\)(?P<rest>.*)$")
+_TEST: Final = re.compile(r"^(?P<name>\w+) \((?P<where>[\w.]*)\)(?P<rest>.*)$")
 _VERDICT: Final = re.compile(
     r"(?:^|\.\.\. )(?P<o>ok|FAIL|ERROR|expected failure|unexpected success|skipped (?P<why>.*))\s*$"
 )
@@ -43,41 +44,52 @@ class UnittestReader:
 
     def read(self, text: str) -> Iterator[Record]:
         rows = text.split("\n")
-        tests: dict[str, Record] = {}
-        waiting: str | None = None  # a test whose verdict has not come yet
+        tests: list[Record] = []  # each result line its record: a test run twice (regrtest's runs) is two
+        waiting: Record | None = None  # a test whose verdict has not come yet
+        in_block = False  # inside the FAIL:/ERROR: blocks after a run's results, until its `Ran` line
         for n, row in enumerate(rows, start=1):
-            if _RULE.match(row):
-                break  # the failures' blocks and the totals follow the results
-            found = _TEST.match(row)
+            if _BLOCK.match(row) or _RAN.match(row):
+                in_block, waiting = _BLOCK.match(row) is not None, None
+                continue
+            found = None if in_block else _TEST.match(row)
             if found is not None:
-                test = _test_id(found.group("name"), found.group("where"))
-                tests[test] = _record(n, test, found.group("name"))
-                waiting = test
+                waiting = _record(n, _test_id(found.group("name"), found.group("where")), found.group("name"))
+                tests.append(waiting)
                 row = found.group("rest")
-            elif waiting is not None and "description" not in tests[waiting]:
+            elif waiting is not None and "description" not in waiting:
                 said = row.split(" ... ", 1)[0].strip()
-                if said and not _VERDICT.fullmatch(said):
-                    tests[waiting]["description"] = said
+                if said and not _VERDICT.fullmatch(said) and not _RULE.match(said):
+                    waiting["description"] = said
             verdict = _VERDICT.search(row)
             if waiting is not None and verdict is not None:
-                _decide(tests[waiting], verdict)
+                _decide(waiting, verdict)
                 waiting = None
-        for test, message in _messages(rows).items():
-            if test in tests:
-                tests[test]["message"] = message
-        yield from tests.values()
+        messages = _messages(rows)
+        for record in tests:
+            if record["outcome"] in ("failed", "error") and record["test"] in messages:
+                record["message"] = messages[str(record["test"])]
+        yield from tests
 
     def totals(self, text: str) -> str:
-        """The run's own count and verdict: `Ran 970 tests in 2.181s; OK (skipped=64)`."""
-        rows = text.rstrip().split("\n")[-40:]
+        """The run's own count and verdict, `Ran 970 tests in 2.181s; OK (skipped=64)`; over several runs (CPython's
+        regrtest, one per test file) their sum and verdicts."""
+        rows = text.split("\n")
+        runs: list[tuple[str, int, float, str]] = []
         for k, row in enumerate(rows):
-            if _RAN.match(row):
-                verdict = next((r.strip() for r in rows[k + 1 :] if r.strip()), "")
-                return f"{row}; {verdict}" if verdict else row
-        return ""
+            if (ran := _RAN.match(row)) is not None:
+                verdict = next((r.strip() for r in rows[k + 1 : k + 4] if r.strip()), "")
+                runs.append((row.strip(), int(ran.group("n")), float(ran.group("s")), verdict))
+        if len(runs) <= 1:
+            return "; ".join(filter(None, runs[0][::3])) if runs else ""
+        verdicts = ", ".join(dict.fromkeys(run[3] for run in runs if run[3]))
+        count, seconds = sum(run[1] for run in runs), sum(run[2] for run in runs)
+        return f"{len(runs)} runs: Ran {count} tests in {seconds:.3f}s in all; {verdicts}"
 
 
 def _test_id(name: str, where: str) -> str:
+    """`pkg.mod.Class.test_x` from either form; a module's doctest (`json ()`) is its name."""
+    if not where:
+        return name
     return where if where.endswith(f".{name}") else f"{where}.{name}"
 
 
