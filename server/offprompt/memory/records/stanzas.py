@@ -10,6 +10,7 @@ once it is in one (empty as `[]`), so `.Install | length` counts a run's package
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Final
 
@@ -37,10 +38,10 @@ class StanzasReader:
             return False
         rows = [row for _, block in stanzas for row in block]
         fields = sum(1 for row in rows if _FIELD.match(row))
-        keys = {m.group("k") for row in rows if (m := _FIELD.match(row))}
         continued = sum(1 for row in rows if row[:1] in (" ", "\t"))
-        # A key repeated across stanzas: records of one shape, not a page of `Note: …` lines.
-        repeated = any(sum(1 for _, b in stanzas if any(r.startswith(f"{k}:") for r in b)) >= 2 for k in keys)
+        # A key in two stanzas at least: records of one shape, not a page of `Note: …` lines.
+        held = Counter(key for _, block in stanzas for key in _keys(block))
+        repeated = any(count >= 2 for count in held.values())
         return repeated and fields + continued >= _SHARE * len(rows) and fields >= len(stanzas)
 
     def read(self, text: str) -> Iterator[Record]:
@@ -70,6 +71,10 @@ def _stanzas(lines: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
             block.append(row.rstrip())
     if block:
         yield start, block
+
+
+def _keys(block: Sequence[str]) -> set[str]:
+    return {found.group("k") for found in map(_FIELD.match, block) if found is not None}
 
 
 def _record(line: int, block: Sequence[str]) -> Record:
