@@ -4,8 +4,9 @@
 
 A value that is a list of names, each with its details in brackets or not, as apt's `Install: libc6:amd64
 (2.36-9, automatic), zlib1g:amd64 (1:1.2.13)`, a control file's `Depends: libc6 (>= 2.34), zlib1g` and pip's
-`Requires: idna, urllib3` are, is read as an array of `{"name", "details"}`, and so is that field in every stanza
-once it is in one (empty as `[]`), so `.Install | length` counts a run's packages."""
+`Requires: idna, urllib3` are, is read as an array of `{"name", "details"}`: a field that lists two names or more
+in some stanza is an array in every stanza (one name a one-item array, empty `[]`), so `.Install | length` counts
+a run's packages; a field that never does stays text (`Requested-By: ada (1000)`)."""
 
 from __future__ import annotations
 
@@ -45,16 +46,16 @@ class StanzasReader:
         return repeated and fields + continued >= _SHARE * len(rows) and fields >= len(stanzas)
 
     def read(self, text: str) -> Iterator[Record]:
-        records = [_record(line, block) for line, block in _stanzas(text.split("\n"))]
-        listed = {key for record in records for key, value in record.items() if isinstance(value, list)}
-        for record in records:
-            for key in listed & record.keys():
-                value = record[key]
-                if value is None:
-                    record[key] = []
-                elif not isinstance(value, list):
-                    record[key] = _items(str(value)) or [{"name": str(value), "details": None}]
-        yield from (record for record in records if len(record) > 1)
+        stanzas = [(line, _fields(block)) for line, block in _stanzas(text.split("\n"))]
+        # A field is a list where some stanza lists two names or more in it (`Requested-By: ada (1000)` alone
+        # stays text).
+        listed = {key for _, fields in stanzas for key, value in fields.items() if len(_items(value) or ()) > 1}
+        for line, fields in stanzas:
+            if fields:
+                record: Record = {"line": line}
+                for key, value in fields.items():
+                    record[key] = _listed(value) if key in listed else typed(value)
+                yield record
 
 
 def _stanzas(lines: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
@@ -77,27 +78,24 @@ def _keys(block: Sequence[str]) -> set[str]:
     return {found.group("k") for found in map(_FIELD.match, block) if found is not None}
 
 
-def _record(line: int, block: Sequence[str]) -> Record:
-    fields: dict[str, list[str]] = {}
+def _fields(block: Sequence[str]) -> dict[str, str]:
+    """A stanza's fields as written, a continuation line joined to the value above it (as Description's are)."""
+    fields: dict[str, str] = {}
     key = ""
     for row in block:
         found = _FIELD.match(row)
-        if found is not None and not row[:1].isspace():
+        if found is not None:
             key = found.group("k")
-            fields.setdefault(key, []).append(found.group("v") or "")
+            fields[key] = (found.group("v") or "").strip()
         elif key:
-            fields[key][-1] += "\n" + row.strip()  # a continuation line, as Description's are
-    record: Record = {"line": line}
-    for name, values in fields.items():
-        record[name] = _value(values[-1])
-    return record
+            fields[key] += "\n" + row.strip()
+    return fields
 
 
-def _value(text: str) -> Value:
-    text = text.strip()
-    if ("(" in text or ", " in text) and (items := _items(text)):
-        return items
-    return typed(text)
+def _listed(text: str) -> list[Value]:
+    if not text:
+        return []
+    return _items(text) or [{"name": text, "details": None}]
 
 
 def _items(text: str) -> list[Value] | None:
