@@ -3,7 +3,8 @@ reference, never searched, counted toward the quota, rebuilt by reindex.
 
 The texts in tests/data/records are written by hand in the shapes of the real tools' output (`git log --stat`,
 `pytest -v`, `go test -v`, `cargo test`, Jest, Vitest, a JUnit XML report, Maven Surefire, `ps aux`, `docker ps`,
-`kubectl get pods`, `ls -l`, a Python logging log, `dpkg.log`, CSV, TSV, a Markdown table)."""
+`kubectl get pods`, `ls -l`, a Python logging log, `dpkg.log`, CSV, TSV, a Markdown table, `python -m unittest -v`,
+apt's history.log, `dpkg -s`, `pip show`)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,28 @@ AGGREGATIONS = [
     ("app.log", "group_by(.level) | map({(.[0].level): length}) | add", {"INFO": 3, "DEBUG": 1, "WARN": 1, "ERROR": 2}),
     ("app.log", "map(select(.status >= 500)) | map(.path)", ["/v1/items", "/v1/users"]),
     ("dpkg.log", 'map(select(.template == "status installed <*> <*>")) | length', 2),
+    (
+        "unittest_v.txt",
+        "group_by(.outcome) | map({(.[0].outcome): length}) | add",
+        {"passed": 3, "failed": 1, "error": 1, "skipped": 2},
+    ),
+    (
+        "unittest_v.txt",
+        '.[] | select(.outcome == "error") | [.test, .message]',
+        ["tests.test_render.RenderTests.test_html", "KeyError: 'p'"],
+    ),
+    ("unittest_v.txt", 'map(select(.reason == "pandoc is required")) | length', 2),
+    ("apt_history.log", 'max_by(.Install | length) | .["Start-Date"]', "2026-11-02  09:14:07"),
+    ("apt_history.log", "map(.Upgrade | length) | add", 2),
+    (
+        "apt_history.log",
+        ".[] | select(.Remove) | .Install | map(.details)",
+        ["1:2.45.2-1~bpo12+1", "1:2.45.2-1~bpo12+1, automatic"],
+    ),
+    ("dpkg_status.txt", 'max_by(.["Installed-Size"]) | .Package', "libc6"),
+    ("dpkg_status.txt", "map(.Version)", ["3.134", "2.36-9+deb12u9", "1:1.2.13.dfsg-1"]),
+    ("pip_show.txt", "map(.Version)", ["2.32.3", "3.10", "1.16"]),  # versions stay as written, 3.10 not 3.1
+    ("pip_show.txt", "max_by(.Requires | length) | .Name", "requests"),
 ]
 
 
@@ -274,3 +297,75 @@ def test_a_long_logs_reference_shows_its_records_line_whole(memory: TaskMemory) 
     assert line.lstrip().startswith("L1-"), line
     assert "fields: hash, author, email, date, files_changed" in line
     assert "memory_select reads them as a JSON array" in line
+
+
+def unittest_run(tmp_path: Path) -> str:
+    """`python -m unittest -v` over four tests: one passes, one fails, one is skipped, one errs."""
+    (tmp_path / "test_sample.py").write_text(
+        "import unittest\n\nclass Sample(unittest.TestCase):\n"
+        "    def test_one(self):\n        self.assertTrue(True)\n\n"
+        "    def test_two(self):\n        self.assertEqual(1, 2, 'two is not one')\n\n"
+        "    @unittest.skip('not on this machine')\n    def test_three(self):\n        pass\n\n"
+        "    def test_four(self):\n        raise KeyError('four')\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "unittest", "-v", "test_sample"], capture_output=True, text=True, cwd=tmp_path
+    ).stderr
+
+
+async def test_a_real_unittest_run_and_apt_stanzas_answer_memory_select(
+    memory: TaskMemory, client: Client, tmp_path: Path
+) -> None:
+    """`python -m unittest -v`'s own output, and apt's history.log (stanzas of `Key: value` lines, in the shape of
+    /var/log/apt/history.log on Debian 12), each counted through the memory_select tool; the reference names the
+    run's own totals line."""
+    run = unittest_run(tmp_path)
+    reference = memory.store([TextArtifact(value=run)], tool="t.run", outline_tokens=400).to_result()
+    shown = "\n".join(block.text for block in reference.content if hasattr(block, "text"))
+    assert "Records: 4 tests of a unittest run" in shown
+    namespace = reference.meta["offprompt"]["artifact_namespace"] if reference.meta else ""
+    expression = "group_by(.outcome) | map({(.[0].outcome): length}) | add"
+    answer = await client.call_tool("memory_select", {"artifact_namespace": namespace, "expression": expression})
+    assert json.loads(text_of(answer)) == {"passed": 1, "failed": 1, "error": 1, "skipped": 1}
+    failed = '.[] | select(.outcome == "failed") | .message'
+    answer = await client.call_tool("memory_select", {"artifact_namespace": namespace, "expression": failed})
+    assert "two is not one" in json.loads(text_of(answer))
+    assert "Ran 4 tests in" in memory.outline(namespace)[0].title
+
+    apt = stored(memory, "apt_history.log")
+    most = "max_by(.Install | length) | .Commandline"
+    answer = await client.call_tool("memory_select", {"artifact_namespace": apt, "expression": most})
+    assert json.loads(text_of(answer)) == "apt-get install -y openjdk-17-jdk"
+
+
+def test_a_column_of_versions_stays_text_even_when_each_reads_as_a_decimal(memory: TaskMemory) -> None:
+    """A TSV's Version column of `3.134`, `3.10` and `2.1` was typed as numbers (3.10 read 3.1); a column named
+    for versions, or holding one of a version's shapes (`1.2.10`, `1:2.3-4`), keeps every cell as written."""
+    text = "Package\tVersion\tInstalled-Size\nadduser\t3.134\t849\npython3.10\t3.10\t120\nsix\t2.1\t99\n"
+    namespace = stored_text(memory, text)
+    assert selected(memory, namespace, "map(.Version)") == [["3.134", "3.10", "2.1"]]
+    assert selected(memory, namespace, 'map(.["Installed-Size"]) | add') == [1068]
+    text = "pkg,v\na,1.5\nb,1.2.10\nc,1:2.3-4\nd,2.0\n"
+    namespace = stored_text(memory, text)
+    assert selected(memory, namespace, "map(.v)") == [["1.5", "1.2.10", "1:2.3-4", "2.0"]]
+
+
+def test_a_records_line_past_sixteen_fields_says_how_many_more(memory: TaskMemory) -> None:
+    """A wide table's records line names its first 16 fields and says how many more it has, never a bare `…`."""
+    names = [f"metric_{n}" for n in range(20)]
+    text = ",".join(names) + "\n" + "".join(",".join(str(r * n) for n in range(20)) + "\n" for r in range(5))
+    reference = memory.store([TextArtifact(value=text)], tool="t.csv", outline_tokens=400)
+    title = reference.outline[0].title
+    assert "metric_15 and 5 more)" in title, title
+
+
+def test_a_unittest_log_of_several_runs_keeps_every_runs_tests(memory: TaskMemory) -> None:
+    """CPython's regrtest prints one unittest run per test file, each with its failures and `Ran N tests` line:
+    the tests after the first run's summary are read too, and the records line sums the runs."""
+    text = (DATA / "unittest_v.txt").read_text(encoding="utf-8")
+    namespace = stored_text(memory, text + "\n" + text.replace("tests.test_", "tests.other_"))
+    counts = "group_by(.outcome) | map({(.[0].outcome): length}) | add"
+    assert selected(memory, namespace, counts) == [{"passed": 6, "failed": 2, "error": 2, "skipped": 4}]
+    failed = '[.[] | select(.outcome == "failed") | .message]'
+    assert selected(memory, namespace, failed) == [["AssertionError: Lists differ: ['a\\tb'] != ['a', 'b']"] * 2]
+    assert "2 runs: Ran 14 tests in 0.024s in all" in memory.outline(namespace)[0].title

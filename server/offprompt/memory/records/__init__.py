@@ -1,7 +1,8 @@
 """Records of a stored text that is a table or a stream of records, for `memory_select` to compute over.
 
 A text that is a CSV/TSV or Markdown table, fixed-width columns (`ps`, `docker ps`, `kubectl get`, `ls -l`), a log,
-a `git log` or a test run (pytest, go test, cargo test, Jest/Vitest, JUnit) is read into a JSON array of records,
+stanzas of `Key: value` lines (apt's history.log, a Debian control file, `pip show`), a `git log` or a test run
+(pytest, unittest, go test, cargo test, Jest/Vitest, JUnit) is read into a JSON array of records,
 one per row, event, commit or test, each with the `line` it starts on and its fields as typed values. The reader
 is picked by the text's syntax (`detect`, over its head and the readers of `registry.py` in order), never by a
 file name. The stored text stays as it came: records are derived from it, made in the background after the
@@ -36,7 +37,8 @@ _GROUPS: Final = ("outcome", "level", "status", "STATUS", "state", "type", "temp
 @dataclass(frozen=True, slots=True)
 class Summary:
     """What a text's records are: the reader's kind, how many, their fields, one jq example; `estimated` when
-    counted over the head only; `skipped` says why they were not kept."""
+    counted over the head only; `skipped` says why they were not kept; `totals`, the text's own summary line
+    where it has one (a unittest run's `Ran 970 tests in 2.181s; OK (skipped=64)`)."""
 
     kind: str
     what: str
@@ -45,11 +47,14 @@ class Summary:
     example: str
     estimated: bool = False
     skipped: str = ""
+    totals: str = ""
 
     def to_text(self) -> str:
         about = "about " if self.estimated else ""
-        shown = ", ".join(self.fields[:SHOWN_FIELDS]) + (", …" if len(self.fields) > SHOWN_FIELDS else "")
-        head = f"Records: {about}{self.count:,} {self.what} of a {self.kind} (fields: {shown})"
+        more = len(self.fields) - SHOWN_FIELDS
+        shown = ", ".join(self.fields[:SHOWN_FIELDS]) + (f" and {more:,} more" if more > 0 else "")
+        said = f"; the text says {self.totals!r}" if self.totals else ""
+        head = f"Records: {about}{self.count:,} {self.what} of a {self.kind} (fields: {shown}){said}"
         if self.skipped:
             return f"{head}; not kept: {self.skipped}. Read the text with memory_load or memory_grep."
         return f"{head}. memory_select reads them as a JSON array, e.g. expression {self.example!r}."
@@ -87,7 +92,7 @@ def preview(text: str, kind: str = "text") -> Summary | None:
     # Records follow lines more closely than bytes (a table's later rows are longer: bigger numbers, longer ids).
     lines = (text.count("\n") + 1, head.count("\n") + 1)
     count = len(records) if whole else max(len(records), round(len(records) * lines[0] / lines[1]))
-    return _summary(reader, records, count, estimated=not whole)
+    return replace(_summary(reader, records, count, estimated=not whole), totals=_totals(reader, text) if whole else "")
 
 
 def make(text: str, kind: str = "text", max_bytes: int = MAX_BYTES) -> tuple[Summary, bytes | None] | None:
@@ -100,11 +105,17 @@ def make(text: str, kind: str = "text", max_bytes: int = MAX_BYTES) -> tuple[Sum
     if not records:
         return None
     data = _json(records)
-    summary = _summary(reader, records, len(records))
+    summary = replace(_summary(reader, records, len(records)), totals=_totals(reader, text))
     if len(data) > max_bytes:
         skipped = f"their JSON would take {len(data):,} bytes, over the cap of {max_bytes:,} bytes for one text"
         return replace(summary, skipped=skipped), None
     return summary, data
+
+
+def _totals(reader: RecordReader, text: str) -> str:
+    """The text's own summary line, from a reader that reads one (a test run's `Ran 7 tests in 0.01s`)."""
+    totals = getattr(reader, "totals", None)
+    return str(totals(text)) if callable(totals) else ""
 
 
 def _is_json(text: str) -> bool:
@@ -136,12 +147,16 @@ def _summary(reader: RecordReader, records: Sequence[Record], count: int, *, est
 
 
 def _example(fields: Sequence[str], records: Sequence[Record]) -> str:
-    """One jq line that computes over these records: a count by a category, else the record with most of a number."""
+    """One jq line that computes over these records: a count by a category, else the record with the longest list
+    or most of a number."""
     sample = records[:200]
     for name in _GROUPS:
         values = {r.get(name) for r in sample}
         if name in fields and 1 < len(values - {None}) <= 12:
             return f"group_by(.{name}) | map({{{name}: .[0].{name}, count: length}})"
+    for name in fields:
+        if _jq_name(name) and any(isinstance(r.get(name), list) for r in sample):
+            return f"max_by(.{name} | length)"
     for name in ("files_changed", "size", "duration", *fields):
         if name in fields and name != "table" and _jq_name(name) and any(_numeric(r.get(name)) for r in sample):
             return f"max_by(.{name})"

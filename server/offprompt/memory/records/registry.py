@@ -1,7 +1,8 @@
 """The record readers, most specific first: the detector takes the first whose syntax the text's head fits.
 
 A commit log and a test run are told by lines no table has; a Markdown table before CSV (its `|` rows would
-read as one column); `ls -l` before other columns (it has no header); logs last (a test run's lines may carry
+read as one column); stanzas of `Key: value` lines before tables (`pip show`'s `Name: x` would read as a
+header over columns); `ls -l` before other columns (it has no header); logs last (a test run's lines may carry
 timestamps too). Adding a kind is one module and one line here.
 """
 
@@ -16,11 +17,13 @@ from offprompt.memory.records.delimited import DelimitedReader
 from offprompt.memory.records.listing import ListingReader
 from offprompt.memory.records.logs import LogReader
 from offprompt.memory.records.markdown_tables import MarkdownTableReader
+from offprompt.memory.records.stanzas import StanzasReader
 from offprompt.memory.records.tests_cargo import CargoTestReader
 from offprompt.memory.records.tests_go import GoTestReader
 from offprompt.memory.records.tests_jest import JestReader
 from offprompt.memory.records.tests_junit import JUnitReader
 from offprompt.memory.records.tests_pytest import PytestReader
+from offprompt.memory.records.tests_unittest import UnittestReader
 
 READERS: Final[tuple[RecordReader, ...]] = (
     CommitsReader(),
@@ -29,6 +32,8 @@ READERS: Final[tuple[RecordReader, ...]] = (
     CargoTestReader(),
     JestReader(),
     JUnitReader(),
+    UnittestReader(),
+    StanzasReader(),
     MarkdownTableReader(),
     DelimitedReader(),
     ListingReader(),

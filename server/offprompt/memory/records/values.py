@@ -1,6 +1,7 @@
 """A field's text as a typed value: integers and decimals as numbers, sizes such as `1.5G` as bytes, the rest as
 written, an empty cell as null; and a column settled as a whole (`settle_columns`): numbers only where most of its
-cells are, so a Version column of `3.134` and `2.12.1+dfsg` stays text as written."""
+cells are, so a Version column of `3.134` and `2.12.1+dfsg` stays text as written; and a column of versions
+(named so, or holding one such as `1.2.10`, `1:2.3-4`, `17.0.8+7`) is text whatever its cells, so `3.10` is not 3.1."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ _PERCENT: Final = re.compile(r"([+-]?\d+(?:\.\d+)?)%")
 #: `ls -lh`, `du -h`, `docker ps --size`: K/M/G/T/P, in powers of 1024 unless written as kB/MB/GB (powers of 1000).
 _SIZE: Final = re.compile(r"(\d+(?:\.\d+)?)\s?([kKMGTP])(i?B)?")
 _POWERS: Final = {"k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
+#: A version's syntax: three dotted numbers, or dotted numbers (after an epoch `1:`) with a revision (`-4`,
+#: `+dfsg`, `~bpo12`); not a date or a time.
+_VERSION: Final = re.compile(
+    r"v?\d+(?:\.\d+){2,}(?:[-+~]\S*)?|(?:\d+:)?\d+(?:\.\d+)+[-+~][\w.+~-]*|\d+:\d+(?:\.\d+)+|\d+:\d+[-+~][\w.+~-]*"
+)
+_VERSION_NAME: Final = re.compile(r"(?:^|[\W_])(?:version|ver)(?:$|[\W_])", re.IGNORECASE)
 
 
 class _ReadInt(int):
@@ -58,7 +65,13 @@ def settle_columns(records: Sequence[Record]) -> list[Record]:
             elif isinstance(value, str):
                 texts[key] += 1
     textual = {key for key, count in texts.items() if count >= numbers[key]}
+    textual |= {key for key in numbers if _VERSION_NAME.search(key)}
+    textual |= {key for record in records for key, value in record.items() if _is_version(value)}
     return [{key: _settled(value, key in textual) for key, value in record.items()} for record in records]
+
+
+def _is_version(value: Value) -> bool:
+    return isinstance(value, str) and not isinstance(value, _ReadInt | _ReadFloat) and bool(_VERSION.fullmatch(value))
 
 
 def _settled(value: Value, as_text: bool) -> Value:

@@ -11,7 +11,8 @@ is searchable the way people write it: an identifier is indexed whole
 parts (``err conn reset``, ``called process error``), and FTS5 then stems
 the terms (Porter). A query goes through the same function, so
 ``TimeoutExpired`` matches ``TimeoutExpired`` exactly and ``timeout`` matches
-it in part.
+it in part. A query also looks for the names its plain words shorten to
+(``search_words``: "time zone data" → ``tzdata``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,16 @@ from typing import Final
 from offprompt.memory.storage.files import sqlite_used_bytes
 from offprompt.memory.storage.sqlite_db import SqliteDb
 
-__all__ = ["ChunkRecord", "LexicalHit", "SqliteLexicalIndex", "identifiers", "query_words", "term_line", "terms"]
+__all__ = [
+    "ChunkRecord",
+    "LexicalHit",
+    "SqliteLexicalIndex",
+    "identifiers",
+    "query_words",
+    "search_words",
+    "term_line",
+    "terms",
+]
 
 #: Query words too common to say anything; documents keep them.
 _STOPWORD_TEXT = """
@@ -107,6 +117,31 @@ def query_words(query: str) -> list[str]:
     """A query's distinct terms without stop words (unless it has nothing else)."""
     every = list(dict.fromkeys(terms(query)))
     return [t for t in every if t not in STOPWORDS] or every
+
+
+#: A compound shorter than this is too often a word of its own (`new one` → `none`).
+_MIN_COMPOUND: Final = 5
+
+
+def search_words(query: str) -> list[str]:
+    """The terms a query is ranked by: its words (`query_words`), and for each two or three plain words in a row
+    the initials of all but the last joined to the last, as package names shorten what a question spells out
+    ("the time zone data" → `tzdata`). A compound no chunk holds matches nothing."""
+    words = query_words(query)
+    runs: list[list[str]] = [[]]  # runs of plain words, broken by a stop word or an identifier
+    for match in _WORD.finditer(query):
+        word = match.group().lower()
+        if word in STOPWORDS or not word.isalpha():
+            runs.append([])
+        else:
+            runs[-1].append(word)
+    compounds = [
+        "".join(w[0] for w in run[k : k + n - 1]) + run[k + n - 1]
+        for run in runs
+        for n in (2, 3)
+        for k in range(len(run) - n + 1)
+    ]
+    return list(dict.fromkeys([*words, *(c for c in compounds if len(c) >= _MIN_COMPOUND and c not in words)]))
 
 
 def _exact(name: str) -> str:
@@ -251,7 +286,7 @@ class SqliteLexicalIndex:
         With ``require_any``, only chunks holding one of those identifiers (as a whole term or as its parts in a
         row) are ranked.
         """
-        words = query_words(query)
+        words = search_words(query)
         if not words or (namespaces is not None and not namespaces):
             return []
         expression = "{body title} : (" + " OR ".join(f'"{w}"' for w in words) + ")"
@@ -270,7 +305,7 @@ class SqliteLexicalIndex:
 
     def scores(self, query: str, records: Sequence[ChunkRecord]) -> dict[str, float]:
         """BM25 scores of these chunks for the query (chunks it does not match are left out)."""
-        words = query_words(query)
+        words = search_words(query)
         if not words or not records:
             return {}
         expression = "{body title} : (" + " OR ".join(f'"{w}"' for w in words) + ")"

@@ -19,7 +19,7 @@ import math
 from collections.abc import Collection, Sequence
 from typing import Any, Final
 
-from offprompt.memory.storage.lexical import ChunkRecord, LexicalHit, name_parts, query_words, term_line
+from offprompt.memory.storage.lexical import ChunkRecord, LexicalHit, name_parts, search_words, term_line
 from offprompt.memory.storage.pg import PgDatabase
 
 __all__ = ["PgLexicalIndex"]
@@ -151,7 +151,7 @@ class PgLexicalIndex:
     def search(
         self, query: str, namespaces: Collection[str] | None, limit: int, require_any: Sequence[str] = ()
     ) -> list[LexicalHit]:
-        words = query_words(query)
+        words = search_words(query)
         if not words or (namespaces is not None and not namespaces):
             return []
         scope, scope_args = self._scope(namespaces)
@@ -176,7 +176,7 @@ class PgLexicalIndex:
         return [LexicalHit(ChunkRecord(*row[:7]), round(float(row[7]), 4)) for row in rows]
 
     def scores(self, query: str, records: Sequence[ChunkRecord]) -> dict[str, float]:
-        words = query_words(query)
+        words = search_words(query)
         if not words or not records:
             return {}
         namespaces = {r.namespace for r in records}
