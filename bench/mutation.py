@@ -86,17 +86,11 @@ TARGETS: dict[str, Target] = {
             "tests/memory/test_store_and_load.py",
             "tests/memory/test_retrieval.py",
         ),
-        ("*TaskMemory*",),
+        ("*TaskMemory*", "*_copy_of*"),
         # The first two take ~15 s each per mutant and cover what the ranking tests of the eval cover.
         keyword="not each_limit_stops_the_expression and not identifier_finds_its_chunk_first"
         " and not stored_after_a_huge_one",
     ),
-    # Out of TaskMemory since: storing a result's items (a copy of an earlier one kept once) and the quota.
-    "storing": Target(
-        "memory/storing.py",
-        ("tests/memory/test_store_and_load.py", "tests/test_memory_tools.py", "tests/memory/test_persistence.py"),
-    ),
-    "quota": Target("memory/quota.py", ("tests/memory/test_quota.py", "tests/cli/test_memory_commands.py")),
     "http guard": Target(
         "serve/http.py",
         ("tests/serve/test_transports.py",),
