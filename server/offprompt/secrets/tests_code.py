@@ -78,6 +78,8 @@ _LDIF_DN = re.compile(r"^dn::?[ \t]", re.MULTILINE | re.IGNORECASE)
 def in_ldif_entry(text: str, at: int) -> bool:
     """Whether `at` is in an LDIF entry (from its `dn:` line to a blank line): a directory's seed records, which
     write a word password in the clear for a test server's people; a live directory's export gives its hash."""
+    if not once(text, "ldif", lambda: _LDIF_DN.search(text) is not None):
+        return False  # most texts hold no entry, and a table of passwords is not read back line by line
     blank = text.rfind("\n\n", max(0, at - 4000), at)
     return _LDIF_DN.search(text, blank + 1 if blank >= 0 else max(0, at - 4000), at) is not None
 
