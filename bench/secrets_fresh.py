@@ -2,7 +2,7 @@
 twenty parts of `secrets_precision.py` do not hold (Go, PHP, Elixir), each pinned to one commit before any rule
 was changed against them, read in place from a local git mirror and never copied into this repository.
 
-    PYTHONPATH=server:. python -m bench.secrets_fresh [--set first|second|third] [--mirrors DIR] [--listing F]
+    PYTHONPATH=server:. python -m bench.secrets_fresh [--set first|second|third|fourth] [--mirrors DIR] [--listing F]
 
 A mirror is a bare git repository at `DIR/<owner>+<name>/repo` (the layout the project's fetch tool writes). Every
 blob of the pinned commit that is UTF-8 text is scanned, newlines as a text-mode read gives them. The figures
@@ -45,7 +45,14 @@ THIRD = {
     "jellyfin/jellyfin": "c3ed1407ca698b0905de99da87b67415e6a62dbd",  # C#
     "playframework/playframework": "1a666e1866bfe54b166cfa8689f7c9d56e1b2224",  # Scala, Java
 }
-SETS = {"first": REPOSITORIES, "second": SECOND, "third": THIRD}
+#: A fourth set, of ecosystems no earlier set, part or outside test holds (PHP beside laravel and composer, Lua,
+#: Crystal), pinned before the third set's classes were ended: measured once, at the end.
+FOURTH = {
+    "cakephp/cakephp": "e15d186e05e9e02231d53ba3bb6daa9290c3a470",  # PHP
+    "Kong/kong": "22246ef28c16842098369b494eef879222e30c7b",  # Lua: an API gateway and its auth plugins
+    "crystal-lang/crystal": "3fe7241e32f80692aa875fde52c631e70882e402",  # Crystal
+}
+SETS = {"first": REPOSITORIES, "second": SECOND, "third": THIRD, "fourth": FOURTH}
 MIRRORS = Path("/work/.mirror")
 
 

@@ -250,9 +250,9 @@ _PRODUCT = re.compile(r"\d+[*/][A-Za-z_$][\w$.]*[\[(]")
 _INFIX = re.compile(r"[ \t]+[*/%^][ \t]+[A-Za-z_$(]")
 
 
-#: A name negated (`!!r`), asked a ternary's question (`e?…`) or given a default (`_t??xe(39)`), as minified code
-#: writes it.
-_OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)$|([A-Za-z_$][\w$]*)\?\??[A-Za-z_$!]")
+#: A name or its attribute negated (`!!r`, `!options.allowCredentials`), asked a ternary's question (`e?…`) or
+#: given a default (`_t??xe(39)`), as minified code writes it.
+_OPERAND = re.compile(r"!{1,2}([A-Za-z_$][\w$]*)(?:\.[A-Za-z_$][\w$]*)*$|([A-Za-z_$][\w$]*)\?\??[A-Za-z_$!]")
 
 
 #: Words joined by dashes, as a description starts (`Multiple-system operator`, `Base64-encoded key`,

@@ -1,7 +1,9 @@
 """The false-alarm classes left on the fresh repositories (issue #40: caddy, prometheus, composer, ecto; traefik,
 laravel, phoenix), each on lines of the same shape written here, and the secrets of the same shapes that must stay
 found: example tokens written as walks of the alphabet, labels of filler words, REPL sessions of docs, a JSON
-string's escaped `&` after a query's key, a struct tag's options, a lock file's peer-suffixed version."""
+string's escaped `&` after a query's key, a struct tag's options, a lock file's peer-suffixed version; and the third
+set's (spring-security, jellyfin, playframework): message bundles' prose, LDIF entries' word passwords, a
+`WWW-Authenticate` challenge's parameters."""
 
 from __future__ import annotations
 
@@ -49,6 +51,38 @@ FALSE_ALARMS = [
      "export DB_PASSWORD=Winter2024!\n```\n"),
     # RFC 7617's example, spelled without its space.
     ("aladdin", '    headers:\n      "authorization": "Basic YWxhZGRpbjpvcGVuc2VzYW1l"\n'),
+    # spring-security's messages_*.properties: a message bundle's values are prose in another language, its
+    # letters beyond ASCII escaped or not.
+    ("bundle with escapes", "Manager.accessDenied=Acceso denegado\n"
+     "Provider.badCredentials=Credenciales err\\u00F3neas\nProvider.emptyPassword=Credenciales err\\u00F3neas\n"
+     "Provider.locked=La cuenta est\\u00E1 bloqueada\n"),
+    ("bundle without escapes", "Manager.accessDenied=Prieiga uzdrausta\nProvider.badCredentials=Blogi kredencialai\n"
+     "Provider.disabled=Vartotojas isjungtas\nProvider.emptyPassword=Slaptazodis tuscias\n"),
+    ("bundle in italian", "# Messaggi\nManager.accessDenied=Accesso negato\nProvider.badCredentials=Credenziali non "
+     "valide\nComparator.badCredentials=Credenziali non valide\n"),
+    # spring-security's test LDIF files: a test directory's people, each with a word password.
+    ("ldif word passwords", "dn: ou=people,dc=acme,dc=org\nobjectclass: organizationalUnit\nou: people\n\n"
+     "dn: uid=rod,ou=people,dc=acme,dc=org\nobjectclass: person\ncn: Rod Smith\nsn: Smith\nuid: rod\n"
+     "userPassword: koala\n\ndn: uid=ann,ou=people,dc=acme,dc=org\nobjectclass: person\ncn: Ann Lee\nsn: Lee\n"
+     "uid: ann\nuserPassword: annspassword\n"),
+    # spring-security's test contexts: a user's password is the user's name and `spassword`.
+    ("user's own password", '<user-service>\n  <user name="bob" password="bobspassword" authorities="ROLE_A" />\n'
+     '  <user name="bill" password="billspassword" authorities="ROLE_B" />\n</user-service>\n'),
+    # spring-security's tests: a `WWW-Authenticate` challenge's parameters, and an error code after `Bearer`.
+    ("bearer challenge", '.andExpect(header().string(HttpHeaders.WWW_AUTHENTICATE, "Bearer resource_metadata=\\"'
+     'http://localhost/.well-known/oauth-protected-resource\\""));\n'),
+    ("bearer challenge with error", 'assertThat(response.getHeader("WWW-Authenticate")).isEqualTo("Bearer error=\\"'
+     'invalid_token\\", error_description=\\"expired\\", resource_metadata=\\"https://acme.dev/.well-known\\"");\n'),
+    ("bearer error code", '.header("Authorization", "Bearer insufficiently_scoped"))\n'),
+    # spring-security's tests: Basic of a label with what a test of encoding adds (`clientId:clientSecret%3D`,
+    # `user:pass:word`).
+    ("basic encoded label", '.isEqualTo("Basic Y2xpZW50SWQ6Y2xpZW50U2VjcmV0JTNE");\n'),
+    # spring-security's WebAuthn script: a negation of a parameter's attribute; its Kotlin docs: a nullable type.
+    ("negated attribute", "function read(options) {\n  const decodedAllowCredentials = !options.allowCredentials\n"
+     "    ? []\n    : options.allowCredentials.map((c) => c.id)\n}\n"),
+    ("nullable type", "[source,kotlin]\n----\nclass CustomUser(\n    username: String?,\n    password: String?,\n)\n"
+     "----\n"),
+    ("basic label with a colon", 'request.header(HttpHeaders.AUTHORIZATION, "Basic dXNlcjpwYXNzOndvcmQ=");\n'),
 ]  # fmt: skip
 
 #: The same shapes holding a secret: (what, text, the value that must be found).
@@ -74,6 +108,25 @@ SECRETS = [
     ("query key", '{"url": "https://api.example.net/v1?key=Xk92jd0qLm7vTb3zQw1e\\u0026page=2"}\n',
      "Xk92jd0qLm7vTb3zQw1e"),
     ("options-like secret", 'DB_PASSWORD="fish,chips,salt=Xk92jd0q"\n', "fish,chips,salt=Xk92jd0q"),
+    # A properties file of settings, not of messages, keeps its word password; a bundle keeps a generated value,
+    # and a command line's password stays one.
+    ("properties password", "spring.datasource.url=jdbc:postgresql://db/app\nspring.datasource.username=app\n"
+     "spring.datasource.password=Winter2024!\n", "Winter2024!"),
+    ("generated value in a bundle", "Manager.accessDenied=Acceso denegado\nProvider.badCredentials=Credenciales "
+     "err\\u00F3neas\nProvider.locked=La cuenta est\\u00E1 bloqueada\nProvider.apiSecret=Xk92jd0qLm7vTb3zQw1e\n",
+     "Xk92jd0qLm7vTb3zQw1e"),
+    ("password before a command", "PGPASSWORD=koala psql -h db.acme.dev app\n", "koala"),
+    # An LDIF entry keeps a generated password; a word password after a strong key in an env file stays one.
+    ("ldif generated password", "dn: uid=rod,ou=people,dc=acme,dc=org\nobjectclass: person\nuid: rod\n"
+     "userPassword: Xk92jd0qLm7vTb3zQw1e\n", "Xk92jd0qLm7vTb3zQw1e"),
+    ("ldap password in env", "LDAP_URL=ldap://ldap.acme.dev\nLDAP_ADMIN_PASSWORD=koala\n", "koala"),
+    ("other word after a user", '<user name="bob" password="koala42" authorities="ROLE_A" />\n', "koala42"),
+    ("basic encoded secret", '.isEqualTo("Basic Y2xpZW50SWQ6WGs5MmpkMHFMbTd2JTNE");\n',
+     "Y2xpZW50SWQ6WGs5MmpkMHFMbTd2JTNE"),
+    ("basic word with a colon", '.header(AUTHORIZATION, "Basic dXNlcjprb2FsYTo0Mg==");\n', "dXNlcjprb2FsYTo0Mg=="),
+    ("negated word in env", "HOME=/root\nAPI_SECRET=!Xk92jd0qLm7v\n", "!Xk92jd0qLm7v"),
+    ("nullable-looking password", "db:\n  password: Strong?\n", "Strong?"),
+    ("bearer token with padding", '.header("Authorization", "Bearer Zq7Lm3Xp9Kt2Wv8Rb5=")\n', "Zq7Lm3Xp9Kt2Wv8Rb5="),
 ]  # fmt: skip
 
 

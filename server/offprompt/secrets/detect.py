@@ -80,8 +80,11 @@ def _mixed_token(value: str) -> bool:
 
 
 def _bearer_token(value: str) -> bool:
-    """A bearer token, not a name or a label of capitalised words (`Bearer ThisIsABearerToken` of a test)."""
-    return is_real(value) and not values.is_camel_name(value) and not values.is_label(value)
+    """A bearer token, not a name or a label of capitalised words (`Bearer ThisIsABearerToken` of a test), nor a
+    challenge's parameter or an error code, lower-case words and `_` (`Bearer resource_metadata="…"`, RFC 6750's
+    `insufficient_scope`): a generated token of 16 characters or more holds a digit or a capital."""
+    snake = re.fullmatch(r"[a-z]+(?:_[a-z]+)*=?", value) is not None
+    return is_real(value) and not snake and not values.is_camel_name(value) and not values.is_label(value)
 
 
 def _hf_token(value: str) -> bool:
@@ -224,12 +227,14 @@ _KEY_PREFIXES = ("api", "auth", "access", "client", "secret", "private", "bearer
 
 
 def _basic(value: str) -> bool:
-    """Basic credentials whose password is not a documentation example (`me:pass`) nor its user's (`guest:guest`)."""
+    """Basic credentials whose password is not a documentation example (`me:pass`) nor its user's (`guest:guest`),
+    read through what a test of encoding adds (`clientSecret%3D`, `clientSecret=`, `pass:word`)."""
     credentials = basic_credentials(value) if is_real(value) else None
     if credentials is None:
         return False
     user, _, password = credentials.partition(":")
-    return not _example_password(password) and not repeats_user(user, password)
+    plain = unquote(password).replace(":", "").rstrip("=")
+    return not _example_password(plain) and not repeats_user(user, password)
 
 
 #: A URL template's words for its parts (`github://org:repo@sha/path`): its password names a part.
@@ -349,12 +354,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         _compile(r"gl(?:pat|dt|rt|ptt|cbt|soat)-[A-Za-z0-9_-]{20,64}(?![\w-])"),
         check=is_real,
     ),
-    _Detector(
-        "slack-token",
-        ("xox",),
-        _compile(r"xox[abposre]-[0-9A-Za-z-]{10,250}(?![\w-])"),
-        check=is_real,
-    ),
+    _Detector("slack-token", ("xox",), _compile(r"xox[abposre]-[0-9A-Za-z-]{10,250}(?![\w-])"), check=is_real),
     _Detector(
         "slack-webhook",
         ("https://hooks.slack.com/",),
@@ -367,36 +367,16 @@ _DETECTORS: tuple[_Detector, ...] = (
         _compile(r"[sr]k_(?:live|test)_[0-9a-zA-Z]{24,247}(?![\w])"),
         check=is_real,
     ),
-    _Detector(
-        "anthropic-api-key",
-        ("sk-ant-",),
-        _compile(r"sk-ant-[A-Za-z0-9_-]{32,250}(?![\w-])"),
-        check=is_real,
-    ),
+    _Detector("anthropic-api-key", ("sk-ant-",), _compile(r"sk-ant-[A-Za-z0-9_-]{32,250}(?![\w-])"), check=is_real),
     _Detector(
         "openai-api-key",
         ("sk-",),
         _compile(r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{32,250}(?![\w-])"),
         check=_mixed_token,
     ),
-    _Detector(
-        "google-api-key",
-        ("aiza",),
-        _compile(r"AIza[0-9A-Za-z_-]{35}(?![\w-])"),
-        check=is_real,
-    ),
-    _Detector(
-        "google-oauth-token",
-        ("ya29.",),
-        _compile(r"ya29\.[0-9A-Za-z_-]{20,2000}"),
-        check=is_real,
-    ),
-    _Detector(
-        "google-oauth-secret",
-        ("gocspx-",),
-        _compile(r"GOCSPX-[0-9A-Za-z_-]{28}(?![\w-])"),
-        check=is_real,
-    ),
+    _Detector("google-api-key", ("aiza",), _compile(r"AIza[0-9A-Za-z_-]{35}(?![\w-])"), check=is_real),
+    _Detector("google-oauth-token", ("ya29.",), _compile(r"ya29\.[0-9A-Za-z_-]{20,2000}"), check=is_real),
+    _Detector("google-oauth-secret", ("gocspx-",), _compile(r"GOCSPX-[0-9A-Za-z_-]{28}(?![\w-])"), check=is_real),
     _Detector(
         "azure-storage-key",
         ("accountkey=", "sharedaccesskey="),
@@ -412,29 +392,10 @@ _DETECTORS: tuple[_Detector, ...] = (
         check=is_real,
         word_start=False,  # ?sig= or &sig=
     ),
-    _Detector(
-        "npm-token",
-        ("npm_",),
-        _compile(r"npm_[A-Za-z0-9]{36}(?![\w])"),
-        check=_mixed_token,
-    ),
-    _Detector(
-        "pypi-token",
-        ("pypi-ageichlwas5vcmc",),
-        _compile(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,400}"),
-    ),
-    _Detector(
-        "sendgrid-key",
-        ("sg.",),
-        _compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![\w-])"),
-        check=is_real,
-    ),
-    _Detector(
-        "huggingface-token",
-        ("hf_",),
-        _compile(r"hf_[A-Za-z0-9]{34,40}(?![\w-])"),
-        check=_hf_token,
-    ),
+    _Detector("npm-token", ("npm_",), _compile(r"npm_[A-Za-z0-9]{36}(?![\w])"), check=_mixed_token),
+    _Detector("pypi-token", ("pypi-ageichlwas5vcmc",), _compile(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,400}")),
+    _Detector("sendgrid-key", ("sg.",), _compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![\w-])"), check=is_real),
+    _Detector("huggingface-token", ("hf_",), _compile(r"hf_[A-Za-z0-9]{34,40}(?![\w-])"), check=_hf_token),
     _Detector(
         "jwt",
         ("eyj",),

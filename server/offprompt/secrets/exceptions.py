@@ -53,11 +53,11 @@ replace-comment after=^[\"']?[\x20\t]+(?:#|//)[\x20\t]*(?:replace|change|set|use
   +       password: "Zebra-Kite-42"      # rotated on 2026-05-01⏎
 # Booleans, nulls, type names, switches and enums a key of a secret takes as a setting (fetch's
 # `credentials: 'include'`, ansible's `update_password: always`, a Docker image's `…_EMPTY_PASSWORD: yes`,
-# Configure's `d_pwpasswd='define'`, Perl's undef).
+# Configure's `d_pwpasswd='define'`, Perl's undef, Kotlin's nullable `String?`).
 option-word: (?:null|none|true|false|undefined|nil|n/a|na|empty|yes|no|y|n|always|never|on_create|on_change
     |on_success|string|str|bool|boolean|int|integer|float|number|bytes|dict|list|object|any|unknown|char|secretstr
     |secretbytes|include|omit|same-origin|required|optional|auto|enabled|disabled|on|off|default|define|undef
-    |hashed|encrypted)\.?
+    |hashed|encrypted)[.?]?
   - services:⏎  db:⏎    environment:⏎      MYSQL_ALLOW_EMPTY_PASSWORD: yes⏎
   + services:⏎  db:⏎    environment:⏎      MYSQL_PASSWORD: yes-Xk92jd0q⏎
 # A value that tells the reader to put one in: CHANGE_ME, REPLACE_ME, TODO, FIXME.

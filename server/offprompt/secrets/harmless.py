@@ -63,7 +63,24 @@ def holds_none(match: re.Match[str], key: str, value: str) -> bool:
         or (not random_looking(value) and _option_in_docs(match.string, key_start, key))
         # + 1: a bare value's own opening backtick is a quote too (`` `secr3t` ``)
         or (not random_looking(value) and in_made_up_place(match.string, match.start(match.lastgroup or "bare") + 1))
+        or (not random_looking(value) and _message_in_bundle(match.string, match.start()))
     )
+
+
+#: A message bundle's line (Java's `.properties`): a dotted key, `=` and two words or more
+#: (`Provider.badCredentials=Credenciales err\u00F3neas`); a setting's line is `key=value`, one word.
+_MESSAGE_LINE = re.compile(r"^[A-Za-z][\w-]*(?:\.[\w-]+)+[ \t]*=[ \t]*[^\s=]+(?:[ \t]+[^\s=]+)+[ \t]*$", re.MULTILINE)
+_SETTING_LINE = re.compile(r"^[A-Za-z][\w.-]*[ \t]*=", re.MULTILINE)
+
+
+def _message_in_bundle(text: str, at: int) -> bool:
+    """A message of a bundle (half its settings' lines or more are messages): prose in any language, not a
+    credential; a settings file (`spring.datasource.password=…`) has one word a value."""
+    line_start = text.rfind("\n", 0, at) + 1
+    if _MESSAGE_LINE.match(text, line_start) is None:
+        return False
+    messages = once(text, "messages", lambda: (len(_MESSAGE_LINE.findall(text)), len(_SETTING_LINE.findall(text))))
+    return messages[0] >= 2 and 2 * messages[0] >= messages[1]
 
 
 #: The headers of a docstring's field lists (Google's style): what is under one describes a parameter.
@@ -109,7 +126,8 @@ def _anonymous_login(text: str, at: int, password: str) -> bool:
 
 #: A user's name given just before a password, as code and config write it (`access_key='limited'`, `user="bob"`).
 _USER_BEFORE = re.compile(
-    r"""\b(?:user(?:_?name)?|login|access_key(?:_id)?)["']?[ \t]*[=:][ \t]*["']([\w.@-]{1,64})["']""", re.IGNORECASE
+    r"""\b(?:user(?:_?name)?|name|login|access_key(?:_id)?)["']?[ \t]*[=:][ \t]*["']([\w.@-]{1,64})["']""",
+    re.IGNORECASE,
 )
 
 

@@ -133,5 +133,9 @@ def basic_credentials(value: str) -> str | None:
 
 def repeats_user(user: str, password: str) -> bool:
     """A password that is a label of its user's name (`guest:guest`, `admin:admin1`): a default login named after
-    its user, as a label is after its key (`minio123` after `MINIO_SECRET_KEY`)."""
-    return bool(user) and values.is_label(password, values.key_words(user))
+    its user, as a label is after its key (`minio123` after `MINIO_SECRET_KEY`), or the user's own
+    (`bobspassword` of `bob`)."""
+    own = password.lower().removeprefix(user.lower().replace(" ", "") + "s")
+    return bool(user) and (
+        values.is_label(password, values.key_words(user)) or (own != password and values.is_label(own))
+    )

@@ -14,7 +14,7 @@ import re
 
 from offprompt.secrets.scan import once
 
-__all__ = ["in_made_up_place", "in_test", "in_test_literal"]
+__all__ = ["in_ldif_entry", "in_made_up_place", "in_test", "in_test_literal"]
 
 #: A line of test code: Python's test frameworks and test functions and classes, JavaScript's suites and cases,
 #: Go's `testing`, Rust's test attributes, Perl's Test:: modules, JUnit's annotation and import, RSpec; PHPUnit's test
@@ -66,8 +66,22 @@ _FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 
 
 def in_made_up_place(text: str, at: int) -> bool:
-    """A test's string literal or a doc's example: a value there that does not look generated is made up."""
-    return in_test_literal(text, at) or in_doc_example(text, at)
+    """A test's string literal, a doc's example or an LDIF entry: a value there that does not look generated is
+    made up."""
+    return in_test_literal(text, at) or in_doc_example(text, at) or in_ldif_entry(text, at)
+
+
+#: An LDIF entry's first line (RFC 2849): `dn: uid=rod,ou=people,…`.
+_LDIF_DN = re.compile(r"^dn::?[ \t]", re.MULTILINE | re.IGNORECASE)
+
+
+def in_ldif_entry(text: str, at: int) -> bool:
+    """Whether `at` is in an LDIF entry (from its `dn:` line to a blank line): a directory's seed records, which
+    write a word password in the clear for a test server's people; a live directory's export gives its hash."""
+    if not once(text, "ldif", lambda: _LDIF_DN.search(text) is not None):
+        return False  # most texts hold no entry, and a table of passwords is not read back line by line
+    blank = text.rfind("\n\n", max(0, at - 4000), at)
+    return _LDIF_DN.search(text, blank + 1 if blank >= 0 else max(0, at - 4000), at) is not None
 
 
 def in_doc_example(text: str, at: int) -> bool:
