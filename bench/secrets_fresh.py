@@ -2,7 +2,7 @@
 twenty parts of `secrets_precision.py` do not hold (Go, PHP, Elixir), each pinned to one commit before any rule
 was changed against them, read in place from a local git mirror and never copied into this repository.
 
-    PYTHONPATH=server:. python -m bench.secrets_fresh [--set first|second|third|fourth|fifth] [--mirrors DIR] [--listing F]
+    PYTHONPATH=server:. python -m bench.secrets_fresh [--set first|…|fifth] [--mirrors DIR] [--listing F]
 
 A mirror is a bare git repository at `DIR/<owner>+<name>/repo` (the layout the project's fetch tool writes). Every
 blob of the pinned commit that is UTF-8 text is scanned, newlines as a text-mode read gives them. The figures
