@@ -22,6 +22,7 @@ __all__ = [
     "defined_names",
     "is_bare_code",
     "is_code_shaped",
+    "is_comment_line",
     "read_value",
 ]
 
@@ -31,36 +32,55 @@ EXPRESSION: Final = "expression"
 NAME: Final = "name"
 UNKNOWN: Final = "unknown"
 
-#: The first line that makes a whole text code of a language whose strings are always quoted: PHP's open tag,
-#: Elixir's module, a Go/Java/Kotlin/Scala package clause, C#'s `using System…;` or namespace, Swift's import of
-#: Apple's frameworks, a script's interpreter line.
-_CODE_MARKER = re.compile(
-    r"^(?:<\?php\b|defmodule[ \t]+[A-Z][\w.]*[ \t]+do\b|package[ \t]+[a-z][\w.]*;?[ \t]*$"
-    r"|using[ \t]+System(?:\.[\w.]+)?;|namespace[ \t]+[A-Z][\w.]*[ \t]*[;{]?[ \t]*$"
-    r"|import[ \t]+(?:Foundation|SwiftUI|UIKit|XCTest)[ \t]*$|#!.*\b(?:php|ruby|elixir|pwsh)\b)",
+#: A line only code writes, in any language: one that opens or closes a block or a call, or ends a statement
+#: (`{`, `}`, `;`, `(`, `[`, `->`, `).`, `end`), one that gives a field its type (`pw_passwd : Char*`), or one
+#: that starts with a word of code's structure (`function`, `local`, `def`, `fn`, `let`, `struct`, `if`, `return`,
+#: ...) not used as a key (`type: string`). A line of YAML, INI, `.env`, a log or prose is none of them.
+_CODE_LINE = re.compile(
+    r"^[ \t]*(?:.*(?:[{};(\[]|->|\)\.)[ \t]*$|[)\]}]+[;,]?[ \t]*$|end\b[ \t]*[),;.]*[ \t]*$"
+    r"|\w+[ \t]+:[ \t]+[A-Z][A-Za-z]*\d{0,2}\**[ \t]*$"
+    r"|(?:function|local|def|defp?|fn|fun|func|let|var|val|const|struct|class|module|lib|interface|impl|import"
+    r"|package|namespace|using|public|private|protected|static|return|if|elif|elsif|else|for|foreach|while|switch"
+    r"|case|match|try|catch|do|then|begin|defmodule|require|include|use|type|enum)\b(?![ \t]*[:=]).*$)",
     re.MULTILINE,
 )
-_LANGUAGES = (
-    ("<?php", "php"), ("defmodule", "elixir"), ("package", "package"), ("using", "csharp"), ("namespace", "csharp"),
-    ("import", "swift"), ("#!", "script"),
-)  # fmt: skip
+#: A line of a comment or of a config's, which tells neither way (`#`, `//`, `--`, `/*`, `*`, `;`, `%`, `(*`).
+_NEUTRAL_LINE = re.compile(r"^[ \t]*(?:$|#|//|--|/?\*|;|%|\(\*)", re.MULTILINE)
 
 
 def code_language(text: str) -> str:
-    """The language a whole text is code of, by its first marker line ("" when none: config, a log, prose, or
-    code without one, which the reader then does not call code)."""
-    found = _CODE_MARKER.search(text)
-    if found is None:
-        return ""
-    return next(name for mark, name in _LANGUAGES if found.group().startswith(mark))
+    """A text's kind by its syntax, whatever the language: "code" when, of its lines that are no comment
+    (up to 400 of them), more than a fifth written only as code writes them; "" otherwise (config, a log, prose,
+    a document with code blocks), where a bare value stays a value."""
+    lines = neutral = coded = 0
+    for line in text[:40_000].splitlines()[:400]:
+        if line.lstrip().startswith(("```", "~~~")):
+            return ""  # a document with examples in code blocks (Markdown's), whose `#` lines are headings
+        lines += 1
+        if _NEUTRAL_LINE.match(line):
+            neutral += 1
+        elif _CODE_LINE.match(line):
+            coded += 1
+    counted = lines - neutral
+    return "code" if coded * 5 > counted else ""
 
 
-#: A bare value that can only be code: an instance variable's attribute (`@user.password`), PowerShell's
+#: A comment's line: `--`, `//`, `#`, `*` of a block comment, `;;`, `%`, `(*` first on the line.
+_COMMENT = re.compile(r"[ \t]*(?:--|//|#|/?\*|;;|%|\(\*)")
+
+
+def is_comment_line(text: str, at: int) -> bool:
+    """Whether the line `at` is on starts as a comment does (in code; a config's `#` line starts so too)."""
+    return _COMMENT.match(text, text.rfind("\n", 0, at) + 1) is not None
+
+
+#: A bare value that can only be code: an instance variable's attribute or call (`@user.password`, `@c.get(`),
+#: PowerShell's
 #: hashtable or array (`@{`, `@(`), a class's constant or member (`HashCaster::class`), an Erlang module's call
 #: (`:crypto.hash(`), a qualified name opening a call or a literal (`socks5.StaticCredentials{`), a template's
 #: tag inside the value (`valid_<%= schema %>`).
 _CODE_VALUE = re.compile(
-    r"^@(?:[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$|[{(])|^[A-Z]\w*::[A-Za-z_]\w*$|^:[a-z_]\w*\.\w|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+[({]|<%|\{\{"
+    r"^@(?:[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:$|\()|[{(])|^[A-Z]\w*::[A-Za-z_]\w*$|^:[a-z_]\w*\.\w|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+[({]|<%|\{\{"
 )
 
 
@@ -136,10 +156,10 @@ _ENV_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?")
 
 def _is_expression(value: str, before_key: str, operator: str, code: str) -> bool:
     """A bare value that only code writes: any in a text of code but on a `KEY=value` line (a log that prints
-    code and then the environment), a variable's assignment (`$Password = New-Object`), a value inside a
-    template's action, or a value of code's own shape."""
+    code and then the environment) or in a URL's query (`badge.svg?token=8N5S3AR3C7`), a variable's assignment
+    (`$Password = New-Object`), a value inside a template's action, or a value of code's own shape."""
     return (
-        (bool(code) and not (operator == "=" and _ENV_LINE.fullmatch(before_key)))
+        (bool(code) and not (operator == "=" and (_ENV_LINE.fullmatch(before_key) or before_key.endswith(("?", "&")))))
         or before_key.endswith("$")
         or _TEMPLATE_OPEN.search(before_key) is not None
         or _CODE_VALUE.search(value) is not None

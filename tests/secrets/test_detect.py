@@ -249,7 +249,7 @@ RULES: dict[str, tuple[str, str, str]] = {
     ),
     "an attribute of a name of the text": (
         "const UIStrings$18 = {};\nconst c = { i18nTitleKey: UIStrings$18.fast4G };\n",
-        "const c = { i18nTitleKey: Zq7.fast4G };\n",
+        "i18nTitleKey: Zq7.fast4G\n",  # in code an attribute is never a value: a config's line keeps it
         "Zq7.fast4G",
     ),
     "a URL of a documentation domain": (
@@ -590,7 +590,9 @@ RULES: dict[str, tuple[str, str, str]] = {
     # the sixth round's (tuned-7 and held-out-5)
     "an epytext field": (
         "    @type password: L{bytes}\n",
-        "    type password: L{bytes}\n",
+        # prose, not code: its value stays one
+        "The server asks for:\n    type password: L{bytes}\nas it was given,\n"
+        "waits for the answer\nand closes the session.\n",
         "L{bytes",
     ),
     "a string a ternary yields": (
@@ -606,7 +608,7 @@ RULES: dict[str, tuple[str, str, str]] = {
     ),
     "a default given to a name": (
         "var _t=0;_i.equalsGreaterThanToken=_t??xe(39)\n",
-        "var _t=0;_i.equalsGreaterThanToken=_u??xe(39)\n",
+        "_i.equalsGreaterThanToken=_u??xe(39)\n",  # with no statement of code around it, a value
         "_u??xe(39",
     ),
     "code between two string literals": (
@@ -628,7 +630,7 @@ RULES: dict[str, tuple[str, str, str]] = {
     "letters typed in runs": ("          bind_pass: 'xxxxyyyy{'\n", "          bind_pass: 'xxxxyyy9{'\n", "xxxxyyy9{"),
     "an attribute list": (
         "if '#EXT-X-KEY:METHOD=AES-128' in s:\n",
-        "if '#EXT-X-KEY:method=AES-128' in s:\n",
+        "#EXT-X-KEY:method=AES-128\n",  # a playlist's line (in code a bare value inside a string is no literal)
         "method=AES-128",
     ),
     "arithmetic on an attribute": (

@@ -164,13 +164,14 @@ def _not_a_literal(match: re.Match[str], key: str, value: str) -> bool:
     """The value, read in the text's syntax, is code (a call, an attribute, a variable, a template's action) or a
     name of the text's own things, and does not look generated (a generated one stays a secret wherever it is)."""
     text = match.string
-    start, end = value_span(match)
+    start, end, key_start = *value_span(match), match.start() - len(key) + len(match.group("word"))
+    template = len(value) > 1 and value[0] == value[-1] == "`" and text[key_start - 1 : key_start] != "$"  # not Perl's
     reading = read_value(
         text,
         key,
-        match.start() - len(key) + len(match.group("word")),
+        key_start,
         (start, end),
-        quoted=(match.lastgroup or "bare") != "bare",
+        quoted=(match.lastgroup or "bare") != "bare" or template,
         code=once(text, "code language", lambda: code_language(text)),
         names=once(text, "defined names", lambda: defined_names(text)),
     )
@@ -224,6 +225,12 @@ def _kind_by_key(key: str, value: str) -> str:
 _GLUED_WORDS = frozenset({"password", "passwd", "passphrase"})
 # Glued prefixes that make a key of `key`, `token` or `secret` (apikey, authtoken, clientsecret).
 _KEY_PREFIXES = ("api", "auth", "access", "client", "secret", "private", "bearer", "refresh", "session", "db", "app")
+
+
+def _basic_kind(match: re.Match[str]) -> str:
+    """Basic credentials, unless of a made-up word in a test's literal or a doc (`"Basic Ym9iOmtvbmc="`)."""
+    password = (basic_credentials(match.group("v")) or "").partition(":")[2]
+    return "" if not random_looking(password) and in_made_up_place(match.string, match.start("v")) else "basic-auth"
 
 
 def _basic(value: str) -> bool:
@@ -415,6 +422,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         _compile(r"(?i:basic)[ \t]{1,4}(?P<v>[A-Za-z0-9+/]{8,2000}={0,2})(?![\w+/=])"),
         group="v",
         check=_basic,
+        kind_of=_basic_kind,
     ),
     _Detector(
         "basic-auth",

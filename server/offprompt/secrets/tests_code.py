@@ -1,5 +1,5 @@
-"""Whether a place in a text is in test code (after the first line that makes the text a test: a test framework
-imported, a test function or class defined) or in a doc's example (a Markdown code block).
+"""Whether a place in a text is in test code (a test file, its fixtures above its first test too), in a doc's
+example (a Markdown code block) or in a comment of code (a doc comment's example).
 
 A test's credentials are made up for it (`password = "secr3t"`, `postgresql://user:p4ss@host/db`): a handle in
 their place alters the code a coding agent reads and edits, and guards nothing. A value of a test that looks
@@ -13,6 +13,7 @@ import bisect
 import re
 
 from offprompt.secrets.scan import once
+from offprompt.syntax import code_language, is_comment_line
 
 __all__ = ["in_ldif_entry", "in_made_up_place", "in_test", "in_test_literal"]
 
@@ -42,18 +43,19 @@ _TEST_LINE = re.compile(
 
 
 def _test_starts(text: str) -> int:
+    """Where test code starts: a test file's top (its fixtures too), or Rust's `#[cfg(test)]` after a module's code."""
     found = _TEST_LINE.search(text)
-    return found.start() if found else len(text) + 1
+    return len(text) + 1 if found is None else found.start() if found.group().lstrip().startswith("#[") else 0
 
 
 def in_test(text: str, at: int) -> bool:
-    """Whether `at` comes after the first line of test code in `text` (looked for once per scan)."""
+    """Whether `at` is in test code (looked for once per scan)."""
     return once(text, "test code starts", lambda: _test_starts(text)) <= at
 
 
 def in_test_literal(text: str, at: int) -> bool:
-    """Whether `at` is in a string literal of test code: after the first line of test code, with a quote before it
-    on its line (`password = "secr3t"`, `mask("postgresql://user:p4ss@db")`). A `KEY=value` line is no literal: a
+    """Whether `at` is in a string literal of test code (`in_test`), with a quote before it on its line
+    (`password = "secr3t"`, `mask("postgresql://user:p4ss@db")`). A `KEY=value` line is no literal: a
     log that prints a failed test's source and then the environment (`DB_PASSWORD=Winter2024`) keeps its secrets."""
     if not in_test(text, at):
         return False
@@ -66,9 +68,10 @@ _FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 
 
 def in_made_up_place(text: str, at: int) -> bool:
-    """A test's string literal, a doc's example or an LDIF entry: a value there that does not look generated is
-    made up."""
-    return in_test_literal(text, at) or in_doc_example(text, at) or in_ldif_entry(text, at)
+    """A test's string literal, a doc's example, a comment's line of code (`--   password = "doe",`) or an LDIF
+    entry: a value there that does not look generated is made up."""
+    in_comment = is_comment_line(text, at) and once(text, "code language", lambda: code_language(text)) != ""
+    return in_comment or in_test_literal(text, at) or in_doc_example(text, at) or in_ldif_entry(text, at)
 
 
 #: An LDIF entry's first line (RFC 2849): `dn: uid=rod,ou=people,…`.
