@@ -9,8 +9,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["once", "scanning"]
-
 _T = TypeVar("_T")
 
 #: The text being scanned and what was learnt of it; per thread and task, as redaction runs in worker threads.
