@@ -38,6 +38,13 @@ sys.exit(3)  # handed over to the real server, which would answer once imported
 """
 
 
+def _stops_by_default() -> None:
+    # As a client starts it: a signal the test run itself ignores (SIGHUP under nohup) would be inherited, and
+    # offprompt leaves an ignored signal ignored on purpose.
+    for stop in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, signal.SIG_DFL)
+
+
 def loading(tmp_path: Path) -> subprocess.Popen[bytes]:
     """A process still loading, its opening answered."""
     process = subprocess.Popen(
@@ -45,6 +52,7 @@ def loading(tmp_path: Path) -> subprocess.Popen[bytes]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=subprocess_env(),
+        preexec_fn=_stops_by_default,
     )
     assert process.stdin is not None
     assert process.stdout is not None
