@@ -151,15 +151,23 @@ class ProgressRelay:
     def __init__(self, send: ProgressFnT) -> None:
         self._send = send
         self._turn = anyio.Lock()
+        self._unsent = 0  # messages begun and not yet relayed
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        async with self._turn:
-            await self._send(progress, total, message)
+        self._unsent += 1
+        try:
+            async with self._turn:
+                await self._send(progress, total, message)
+        finally:
+            self._unsent -= 1
 
     async def settled(self) -> None:
         """Wait for the messages the downstream sent before its answer (each started before the answer woke its
-        waiter), at most `SETTLE_SECONDS`: a client that reads no progress must not hold the answer."""
+        waiter), at most `SETTLE_SECONDS`: a client that reads no progress must not hold the answer. A call with
+        no progress pays one checkpoint, not a cancel scope and the lock."""
         await anyio.lowlevel.checkpoint()
+        if not self._unsent:
+            return
         with anyio.move_on_after(SETTLE_SECONDS):
             async with self._turn:
                 pass
