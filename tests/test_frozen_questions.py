@@ -82,12 +82,28 @@ SHA256_4 = {
     "docs/tests_cachetools-pytest-E.txt": "8a39df6b2e0247ee548e5af1e50312dc80c1f16fa0f463f55ff67124e11cd7ba",
 }
 
+FROZEN_5 = REPO / "bench" / "retrieval" / "data" / "frozen-5"
+SHA256_5 = {
+    "WRITER_PROMPT.md": "46650b779649fc6f4a76d7caf824d5b3f6821e50ef3a5023fe6e4e395eb66216",
+    "qa-G.jsonl": "b53e0ff5f6b1668b2aadfc15d7410ac3a255d20b8887e1047b365e387567de39",
+    "qa-H.jsonl": "2ccf4fecaf0ac4a9001e1d777c69aeff47f8a4a0867ebfff8bf3d39650cf3220",
+    "docs/code_qiskit-qasm2-lex-H.rs": "ab32a922bed2a885db214ec806bd6ae03da9c70e6bb5cd041e9e20686fcbd6de",
+    "docs/commits_humanize-G.txt": "229cd63ae0579c3ce4e4ee6e394988f009c73dc0e237b5a03e7bed913143ab3d",
+    "docs/json_npm-ls-G.json": "cbbdd34ef1ad942af68f86c1b159b5e1852b8d060f77370e7ac3cbaaa09b2ee8",
+    "docs/logs_npm-install-karma-H.txt": "31baf61628c60829342614d4e5faa0b1867c033691f191f72ca94688508cdea9",
+    "docs/page_alembic-cookbook-H.txt": "fec94fdb277078d059f855a42977a44a289b46b8bc5ff6037989cb9609740a60",
+    "docs/table_certifi-cas-G.tsv": "7233a24aaaf44dab7c61a5b0ddff530d8c5ad9cfa92c854354d1caf0524edd3e",
+    "docs/table_ls-man3-H.txt": "7f1cfc2fc3aecf960918ce13c4c4d5fff65fc46384409258c8ebce20ed0c1d61",
+    "docs/tests_dateutil-pytest-G.txt": "0477b76f600bdbfeef493fa9b74a75aa26520c3cba8268185092b4281ae7061e",
+}
+
 #: Each set: its folder, its files' digests, its writers' letters, and how many questions they wrote.
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
     pytest.param(FROZEN_2, SHA256_2, "ab", 98, id="frozen-2"),
     pytest.param(FROZEN_3, SHA256_3, "CD", 84, id="frozen-3"),
     pytest.param(FROZEN_4, SHA256_4, "EF", 96, id="frozen-4"),
+    pytest.param(FROZEN_5, SHA256_5, "GH", 95, id="frozen-5"),
 ]
 
 

@@ -36,8 +36,8 @@ The JSON (bench/results/retrieval-<set>.json unless --out) holds the figures the
 commit the run was made on; every question's rank per ranking and rule, for comparing a later run question by
 question, goes to bench/listings/retrieval-<set>.json unless --answers (git-ignored: a listing is not a figure).
 
-Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|frozen-2|frozen-3|frozen-4|generated] [--out FILE]
-       [--data-dir DIR]
+Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|frozen-2|frozen-3|frozen-4|frozen-5|generated]
+       [--out FILE] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
                                    embedded: for tuning ranking without embedding 1.3 MB each time)
@@ -91,11 +91,11 @@ FROZEN_2 = DATA / "frozen-2"
 #: more outside writers, committed before its one run. Its `aggregate` questions (a count, a maximum) have a value
 #: for an answer, not a passage: `memory_select` answers them, not this ranking, so they are left out here.
 #: Each later set's folder and its writers' question files (aggregate questions are answered by records, not ranked).
-WRITERS = {"frozen-3": ("C", "D"), "frozen-4": ("E", "F")}
+WRITERS = {"frozen-3": ("C", "D"), "frozen-4": ("E", "F"), "frozen-5": ("G", "H")}
 RESULTS = HERE.parent / "results"
 #: Every question's rank, per run: read by --baseline-from and --markdown, never committed (.gitignore).
 LISTINGS = HERE.parent / "listings"
-SETS = ("tuning", "frozen", "frozen-2", "frozen-3", "frozen-4", "generated")
+SETS = ("tuning", "frozen", "frozen-2", "frozen-3", "frozen-4", "frozen-5", "generated")
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
 KINDS = ("code", "prose", "markdown", "logs", "json", "table", "commits", "tests", "page")
 BASELINES = ("fixed-200/dense", "fixed-200/lexical", "window-800c/lexical")
