@@ -158,7 +158,7 @@ class Sources:
 
     def _main(self, module: str) -> list[Path]:
         """What `python -m MODULE` executes: the module, or a package's `__main__`, with the packages above."""
-        files = self._find(module.split("."), self.path)
+        files = list(self._find(module.split("."), self.path))  # a copy: the look-ups are kept
         if files and files[-1].name == "__init__.py" and (main := files[-1].with_name("__main__.py")).is_file():
             files.append(main)
         return files
