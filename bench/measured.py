@@ -119,6 +119,24 @@ class Measured:
         return (order[0], hits[order[0]], len(order)) if order else None
 
 
+def _run(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node of a module but those under `if TYPE_CHECKING:`, which never run."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            stack += reversed(node.orelse)
+        else:
+            stack += reversed(list(ast.iter_child_nodes(node)))
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 class Sources:
     """The repository's Python sources read for their imports, each parsed once."""
 
@@ -209,7 +227,7 @@ class Sources:
         except (OSError, SyntaxError, UnicodeDecodeError):
             return
         beside = [] if (path.parent / "__init__.py").is_file() else [path.parent]  # a script's directory
-        for node in ast.walk(tree):
+        for node in _run(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     yield from ((f, "imported") for f in self._find(alias.name.split("."), [*beside, *self.path]))
