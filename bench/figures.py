@@ -2,7 +2,7 @@
 
     python -m bench.figures            # rewrite every figures table of README.md, CONTRIBUTING.md, docs/, docs/dev/
     python -m bench.figures --check    # exit 1 if a table is not the one its file gives, or names no file;
-                                       # list (without failing) the files measured on other code than HEAD's
+                                       # list (without failing) the files whose measured code changed since
 
 A table sits between two markers, each on a line of its own:
 
@@ -37,10 +37,11 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.measured import Sources
 from bench.report import STATUS_MARK, Row, SectionResult, sections_from_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,7 +55,7 @@ class FigureError(ValueError):
 
 
 class StaleFigures(UserWarning):
-    """Tables made from runs on other code than HEAD's: shown, never a failure (tests/test_docs.py)."""
+    """Tables made from runs whose measured code changed since: shown, never a failure (tests/test_docs.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,52 +385,79 @@ def named_files(root: Path = REPO) -> list[str]:
 # --- staleness ---------------------------------------------------------------------------------------------
 
 
-def _git(root: Path, *args: str) -> int:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False).returncode
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
 
 
-def staleness(file: str, root: Path = REPO) -> str | None:
-    """Why a file's figures may not be HEAD's: its commit has other server/ or bench/ code, or its tree was
-    dirty; None when it is HEAD's code. Results, this generator and bench's Markdown are left out of the
-    comparison: a run's file is committed after the run, and neither of the others changes what is measured."""
+#: What a stamp with no readable command is compared on: the code, not a run's file, this generator or prose.
+CODE = ["--", "server", "bench", *(f":(exclude){p}" for p in ("bench/results", "bench/figures.py", "bench/**/*.md"))]
+
+
+@dataclass(slots=True)
+class Staleness:
+    """One check's view of the repository: sources parsed and diffs taken once for every file it judges."""
+
+    root: Path = REPO
+    sources: Sources | None = None
+    _changed: dict[str, list[str] | None] = field(default_factory=dict)
+
+    def changed(self, commit: str) -> list[str] | None:
+        """The files that differ between a commit and HEAD; None when this clone does not have the commit."""
+        if commit not in self._changed:
+            known = _git(self.root, "cat-file", "-e", f"{commit}^{{commit}}").returncode == 0
+            diff = _git(self.root, "diff", "--name-only", "--no-renames", commit, "HEAD") if known else None
+            self._changed[commit] = diff.stdout.split() if diff else None
+        return self._changed[commit]
+
+    def why(self, commit: str, command: str | None) -> str | None:
+        """Why figures a command measured at `commit` may not be HEAD's, or None."""
+        base, dirty = commit.removesuffix("+dirty"), commit.endswith("+dirty")
+        changed = self.changed(base)
+        if changed is None:
+            return f"stamped {commit}, a commit this clone does not have"
+        self.sources = self.sources or Sources(self.root)
+        measured = self.sources.measured(command) if command else None
+        if measured is None:
+            if _git(self.root, "diff", "--quiet", base, "HEAD", *CODE).returncode != 0:
+                said = "no command stamped" if not command else f"`{command}` runs no Python module this can read"
+                return f"stamped {commit}: {said}, and server/ or bench/ differ at HEAD"
+        elif first := measured.first_changed(changed):
+            path, reason, count = first
+            more = f"; {count - 1} more changed files it measures" if count > 1 else ""
+            return f"stamped {commit}: {path} changed ({reason}{more})"
+        return f"stamped {commit}: its tree had uncommitted changes" if dirty else None
+
+
+def staleness(file: str, root: Path = REPO, check: Staleness | None = None) -> str | None:
+    """Why a file's figures may not be HEAD's: a file it measures changed since the commit it was stamped with
+    (`bench/measured.py` says which files those are), or its tree was dirty; None when they are HEAD's."""
     path = root / file
     if not path.is_file():
         return None
-    commits = measured_at(json.loads(path.read_text(encoding="utf-8")))
-    if not commits:
+    measured = runs_of(json.loads(path.read_text(encoding="utf-8")))
+    if not measured:
         return "no commit stamped"
-    return next(filter(None, (_stale_at(commit, root) for commit in commits)), None)
+    check = check or Staleness(root)
+    return next(filter(None, (check.why(commit, command) for commit, command in measured)), None)
 
 
-def measured_at(doc: Any) -> list[str]:
-    """The commits a file's figures were measured at: its own stamp's, or else each of its records' (a file
-    that keeps one run per label, as trace_call.json does)."""
-    if commit := stamp_of(doc).commit:
-        return [commit]
+def runs_of(doc: Any) -> list[tuple[str, str | None]]:
+    """The (commit, command) of a file's runs: its own stamp's, or else each of its records' (a file that keeps
+    one run per label, as trace_call.json does)."""
+    stamp = stamp_of(doc)
+    if stamp.commit:
+        return [(stamp.commit, stamp.command)]
     records = doc.values() if isinstance(doc, dict) else []
-    return sorted({r["commit"] for r in records if isinstance(r, dict) and isinstance(r.get("commit"), str)})
-
-
-def _stale_at(commit: str, root: Path) -> str | None:
-    """Why figures measured at `commit` may not be HEAD's, or None."""
-    base, dirty = commit.removesuffix("+dirty"), commit.endswith("+dirty")
-    if _git(root, "cat-file", "-e", f"{base}^{{commit}}") != 0:
-        return f"stamped {commit}, a commit this clone does not have"
-    code = [
-        "--",
-        "server",
-        "bench",
-        *(f":(exclude){p}" for p in ("bench/results", "bench/figures.py", "bench/**/*.md")),
-    ]
-    differs = _git(root, "diff", "--quiet", base, "HEAD", *code) != 0
-    if differs:
-        return f"stamped {commit}: server/ or bench/ differ at HEAD"
-    return f"stamped {commit}: its tree had uncommitted changes" if dirty else None
+    found = {
+        (r["commit"], r.get("command")) for r in records if isinstance(r, dict) and isinstance(r.get("commit"), str)
+    }
+    return sorted(found, key=lambda run: (run[0], run[1] or ""))
 
 
 def stale(root: Path = REPO) -> list[str]:
     """`FILE: why` for each results file a table is made from that may be stale, by file name."""
-    return [f"{file}: {why}" for file in sorted(named_files(root)) if (why := staleness(file, root))]
+    check = Staleness(root)
+    return [f"{file}: {why}" for file in sorted(named_files(root)) if (why := staleness(file, root, check))]
 
 
 def main() -> int:

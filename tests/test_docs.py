@@ -122,8 +122,8 @@ def test_every_figures_table_is_the_one_its_file_gives() -> None:
 
 @pytest.mark.filterwarnings("default::bench.figures.StaleFigures")
 def test_figures_measured_on_other_code_are_listed_without_failing() -> None:
-    """Figures measured on other server/ or bench/ code than HEAD's may be stale: a warning in pytest's
-    summary, so later work is not blocked by them."""
+    """Figures whose measured code changed since their run may be stale (tests/test_figures.py): a warning in
+    pytest's summary, so later work is not blocked by them."""
     listed = figures.stale()
     if listed:
         warnings.warn(figures.StaleFigures("figures that may be stale:\n  " + "\n  ".join(listed)), stacklevel=1)
@@ -197,9 +197,13 @@ def test_bench_results_holds_what_the_tables_read_and_stays_small() -> None:
 def test_a_file_of_labelled_runs_is_judged_by_each_runs_commit() -> None:
     """trace_call.json keeps a run per label, each stamped: the check lists it as stale by those, not as a file
     with no commit."""
-    runs = {"fresh": {"commit": "abc1234", "total": 1}, "warm": {"commit": "def5678"}, "other tree": {"commit": None}}
-    assert figures.measured_at(runs) == ["abc1234", "def5678"]
-    assert figures.measured_at({"commit": "abc1234", "fresh": {"commit": "def5678"}}) == ["abc1234"]
+    runs = {
+        "fresh": {"commit": "abc1234", "command": "python -m bench.trace_call", "total": 1},
+        "warm": {"commit": "def5678"},
+        "other tree": {"commit": None},
+    }
+    assert figures.runs_of(runs) == [("abc1234", "python -m bench.trace_call"), ("def5678", None)]
+    assert figures.runs_of({"commit": "abc1234", "fresh": {"commit": "def5678"}}) == [("abc1234", None)]
 
 
 def _parser_flags() -> dict[str, set[str]]:
