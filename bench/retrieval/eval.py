@@ -44,7 +44,9 @@ Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|frozen-2|fr
        [--answers FILE]   (where every question's rank goes; default bench/listings/retrieval-<set>.json)
        [--baseline-from FILE]   (the fixed-window baselines of an earlier run's --answers file, same set: they
                                  don't depend on offprompt's ranking)
-       [--postgres DSN]   (the shared memory: PostgreSQL full-text search instead of FTS5; with --lexical-only)
+       [--postgres DSN]   (with --lexical-only: the shared memory's PostgreSQL full-text search too, ranked as
+                           `postgres` beside FTS5's `lexical` on the same questions in the same run; writes
+                           results/retrieval-SET-postgres.json)
        --markdown FILE...   (no run: the tables of earlier runs' --answers files, per set, as Markdown)
 """
 
@@ -258,7 +260,7 @@ def main() -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="with --data-dir: use the documents an earlier run stored there"
     )
-    parser.add_argument("--postgres", help="a PostgreSQL DSN: rank with the shared memory's lexical index")
+    parser.add_argument("--postgres", help="a PostgreSQL DSN: rank with the shared memory's lexical index too")
     parser.add_argument(
         "--markdown", type=Path, nargs="+", metavar="ANSWERS", help="print earlier runs' tables as Markdown"
     )
@@ -279,14 +281,14 @@ def main() -> int:
     commit = git_state()  # before the run: the code the ranks come from
     load = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory() as tmp:
-        name = f"{args.memory_name}-{int(time.time())}" if args.postgres else args.memory_name
-        settings = MemorySettings(name=name, data_dir=args.data_dir or Path(tmp), postgres=args.postgres)
-        memory = TaskMemory.open(settings)
-        try:
-            docs, indexing = index(memory, questions, reuse=args.reuse)
-            answers = run(memory, docs, questions)
-        finally:
-            memory.close()
+        data_dir = args.data_dir or Path(tmp)
+        docs, indexing, answers = ask_memory(MemorySettings(name=args.memory_name, data_dir=data_dir), questions, args)
+        if args.postgres:
+            # PostgreSQL's full-text search beside FTS5 in the same run, on the same questions: its own memory.
+            name = f"{args.memory_name}-{int(time.time())}"
+            shared = MemorySettings(name=name, data_dir=data_dir / "postgres", postgres=args.postgres)
+            _, indexing["postgres"], beside = ask_memory(shared, questions, args)
+            add_postgres(answers, beside)
         if args.baseline_from:
             baselines = carried_baseline(args.baseline_from, questions)
         else:
@@ -304,8 +306,8 @@ def main() -> int:
         **report,
     }
     print_report(report)
-    out = args.out or RESULTS / f"retrieval-{args.set}.json"
-    listing = args.answers or LISTINGS / f"retrieval-{args.set}.json"
+    named = f"retrieval-{args.set}{'-postgres' if args.postgres else ''}.json"
+    out, listing = args.out or RESULTS / named, args.answers or LISTINGS / named
     for path, doc in ((out, summary(report)), (listing, report)):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
@@ -316,6 +318,26 @@ def main() -> int:
 def summary(report: dict[str, Any]) -> dict[str, Any]:
     """The figures a docs table reads, stamped: the report without its per-question ranks."""
     return {key: value for key, value in report.items() if key != "answers"}
+
+
+def ask_memory(
+    settings: MemorySettings, questions: list[Question], args: argparse.Namespace
+) -> tuple[dict[str, Doc], dict[str, Any], list[dict[str, Any]]]:
+    """Store the set's documents in a fresh memory and ask it every question."""
+    memory = TaskMemory.open(settings)
+    try:
+        docs, indexing = index(memory, questions, reuse=args.reuse and not settings.postgres)
+        return docs, indexing, run(memory, docs, questions)
+    finally:
+        memory.close()
+
+
+def add_postgres(answers: list[dict[str, Any]], shared: list[dict[str, Any]]) -> None:
+    """The shared memory's lexical ranks (PostgreSQL) beside the embedded one's (FTS5), as the `postgres` mode."""
+    for row, other in zip(answers, shared, strict=True):
+        assert row["id"] == other["id"]
+        for scope in ("document", "memory"):
+            row[f"{scope}/postgres"] = other[f"{scope}/lexical"]
 
 
 def index(memory: TaskMemory, questions: list[Question], reuse: bool = False) -> tuple[dict[str, Doc], dict[str, Any]]:
@@ -511,8 +533,8 @@ def carried_baseline(path: Path, questions: list[Question]) -> dict[str, Any]:
 
 def rankers(answers: list[dict[str, Any]]) -> list[str]:
     """The rankings every answer row holds, the three modes in the document first."""
-    names = [f"{scope}/{mode}" for scope in ("document", "memory") for mode in MODES]
-    return names + [b for b in BASELINES if answers and b in answers[0]]
+    names = [f"{scope}/{mode}" for scope in ("document", "memory") for mode in (*MODES, "postgres")]
+    return [r for r in (*names, *BASELINES) if answers and r in answers[0]]
 
 
 def groups_of(row: dict[str, Any]) -> list[str]:
@@ -671,7 +693,7 @@ def markdown_tables(report: dict[str, Any]) -> list[str]:
     lines = [f"{report['set']} set ({report['questions']} questions), within the document: R@1 / R@5 / MRR@10"]
     lines += ["", f"| rule | ranking | {' | '.join(f'{c} ({n[c]})' for c in cols)} |"]
     lines.append("| --- | --- | " + " | ".join("---:" for _ in cols) + " |")
-    shown = [r for r in (*(f"document/{m}" for m in MODES), *BASELINES) if r in report["results"]]
+    shown = [r for r in (*(f"document/{m}" for m in (*MODES, "postgres")), *BASELINES) if r in report["results"]]
     for rule in RULES:
         for ranker in shown:
             by = report["results"][ranker]["by"]
@@ -723,7 +745,7 @@ def print_report(report: dict[str, Any]) -> None:
 def print_memory_scope(report: dict[str, Any]) -> None:
     print("\nover the whole memory (all the set's documents), all questions: R@1 / R@5 / MRR@10")
     print("| ranking | strict | lenient | query p50 |\n| --- | ---: | ---: | ---: |")
-    for mode in MODES:
+    for mode in (m for m in (*MODES, "postgres") if f"memory/{m}" in report["results"]):
         r = report["results"][f"memory/{mode}"]
         print(
             f"| {mode} | {cell(r['by']['all']['strict'])} | {cell(r['by']['all']['lenient'])} | "
