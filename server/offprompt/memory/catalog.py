@@ -342,7 +342,7 @@ class Catalog:
             row = self._sql.db.execute(f"SELECT {WHOLE} FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
             if row is None:
                 return None
-            return self._record(row)
+            return self._records([row])[0]
 
     def newest(
         self, limit: int | None = None, owner: str | None = None, *, whole_arguments: bool = True
@@ -359,7 +359,7 @@ class Catalog:
             sql += " LIMIT ?"
             params.append(limit)
         with self._sql.lock:
-            return [self._record(row) for row in self._sql.db.execute(sql, params).fetchall()]
+            return self._records(self._sql.db.execute(sql, params).fetchall())
 
     def expired(self, now: float) -> list[str]:
         with self._sql.lock:
@@ -395,12 +395,19 @@ class Catalog:
     def close(self) -> None:
         self._sql.close()
 
-    def _record(self, row: tuple[Any, ...]) -> NamespaceRecord:
-        items = self._sql.db.execute(
-            "SELECT item, kind, name, mime_type, tokens, bytes, meta FROM items WHERE namespace = ? ORDER BY item",
-            (row[0],),
-        ).fetchall()
-        return namespace_from_row(row, [item_from_row(fields) for fields in items])
+    def _records(self, rows: Sequence[tuple[Any, ...]]) -> list[NamespaceRecord]:
+        """The namespaces of `rows` with their items, read in one query per 500 namespaces, not one each."""
+        items: dict[str, list[ItemRecord]] = {row[0]: [] for row in rows}
+        for at in range(0, len(rows), 500):
+            chunk = [row[0] for row in rows[at : at + 500]]
+            found = self._sql.db.execute(
+                "SELECT namespace, item, kind, name, mime_type, tokens, bytes, meta FROM items "
+                f"WHERE namespace IN ({','.join('?' * len(chunk))}) ORDER BY namespace, item",
+                chunk,
+            )
+            for namespace, *fields in found.fetchall():
+                items[namespace].append(item_from_row(fields))
+        return [namespace_from_row(row, items[row[0]]) for row in rows]
 
 
 # Rows as both catalogs (this one and the shared memory's `pgcatalog`) store them.
