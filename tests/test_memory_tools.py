@@ -170,6 +170,28 @@ async def test_list_and_delete(memory: TaskMemory, client: Client) -> None:
     assert "memory_list" in text_of(gone)
 
 
+async def test_stats_count_every_answer_read_back_the_same_again_and_changed(
+    memory: TaskMemory, client: Client
+) -> None:
+    """`offprompt stats` counts the tokens of each memory tool answer: an answer asked for again counts again,
+    an answer that changed counts as it is now, and a long one (past the kept counts' size) counts whole."""
+    memory.store([TextArtifact(value="one")], tool="a.first", arguments={"n": 1})
+    first = text_of(await client.call_tool("memory_list", {}))
+    assert text_of(await client.call_tool("memory_list", {})) == first
+    memory.store([TextArtifact(value="two")], tool="a.second", arguments={"q": "x" * 40})
+    changed = text_of(await client.call_tool("memory_list", {}))
+    long = memory.store([TextArtifact(value="word " * 20_000)], tool="a.third").namespace
+    window = await client.call_tool("memory_load", {"artifact_namespace": long, "max_tokens": 8_000})
+    read_back = "\n".join(block.text for block in window.content if isinstance(block, mt.TextContent))
+    assert len(read_back) > 16_384
+    memory.usage.flush()
+    read = {(r.tool, r.count): r.model_tokens for r in memory.catalog.usage() if r.kind == "read"}
+    assert read == {
+        ("memory_list", 3): 2 * count_tokens(first) + count_tokens(changed),
+        ("memory_load", 1): count_tokens(read_back),
+    }
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "says"),
     [
