@@ -13,6 +13,7 @@ import datetime as dt
 import functools
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -410,7 +411,14 @@ MAX_FLOWS_SHOWN = 5
 
 
 async def memory_list(memory: TaskMemory, args: ListArgs, owner: str | None) -> mt.CallToolResult:
-    records, flows, made = await anyio.to_thread.run_sync(_listed, memory, args.limit, owner)
+    state, key = memory.listing_state(), (args.limit, owner)
+    kept = memory.listings.get(key) if state is not None else None
+    if kept is not None and kept[0] == state and all(r.expires is None or r.expires > time.time() for r in kept[1][0]):
+        records, flows, made = kept[1]  # nothing it was read from has changed since, and none of it expired
+    else:
+        records, flows, made = await anyio.to_thread.run_sync(_listed, memory, args.limit, owner)
+        if state is not None:
+            memory.listings = {**dict(list(memory.listings.items())[-15:]), key: (state, (records, flows, made))}
     rows = [describe(r, memory.name, flows.get(r.namespace, ())) for r in records]
     for row in rows:
         row["records"] = [

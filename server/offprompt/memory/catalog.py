@@ -228,6 +228,11 @@ class CatalogStore(Protocol):
 
     def remove(self, namespace: str) -> None: ...
 
+    def write_count(self) -> int | None:
+        """How many writes that a listing reads (outputs added or removed, flows) went through this object; None
+        when others may write too (a shared memory, a read-only view), so a listing must read."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -245,6 +250,10 @@ class Catalog:
                     self._sql.db.execute("ALTER TABLE namespaces ADD COLUMN shown TEXT")
                 columns.add("shown")
         self._shown = "shown" in columns
+        self._writes = 0  # the memory's lock keeps every other writer out while this process holds it
+
+    def write_count(self) -> int | None:
+        return None if self.readonly else self._writes
 
     def add_usage(self, rows: Mapping[tuple[int, str, str, str], tuple[int, int, int, int]]) -> None:
         """Add counts, keyed by (minute, server, tool, kind), valued (count, bytes, tokens, model_tokens)."""
@@ -292,6 +301,7 @@ class Catalog:
                 db.execute(
                     "INSERT INTO origins VALUES (?, ?, ?)", (record.namespace, origin.server, int(origin.sensitive))
                 )
+            self._writes += 1
 
     def origin(self, namespace: str) -> Origin | None:
         with self._sql.lock:
@@ -319,6 +329,7 @@ class Catalog:
                 "INSERT INTO flows SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM namespaces WHERE namespace = ?)",
                 [(ns, f.at, f.tool, f.part, ns) for ns, f in rows],
             )
+            self._writes += 1
 
     def flows(self, namespaces: Sequence[str]) -> dict[str, list[Flow]]:
         """Where each of `namespaces` went, oldest first."""
@@ -391,6 +402,7 @@ class Catalog:
     def remove(self, namespace: str) -> None:
         with self._sql.transaction() as db:
             db.execute("DELETE FROM namespaces WHERE namespace = ?", (namespace,))
+            self._writes += 1
 
     def close(self) -> None:
         self._sql.close()

@@ -94,6 +94,8 @@ class LocalTexts:
         #: Each text's records summary as last read, with the identity of the file it was read from: a listing
         #: stats the file instead of reading and parsing it again (a write replaces the file: a new identity).
         self._summaries: dict[tuple[str, int], tuple[tuple[int, int, int], Summary | None]] = {}
+        #: Summaries written or dropped by this object (None for a read-only view: the server writes them).
+        self.records_written: int | None = None if readonly else 0
 
     def path(self, namespace: str, item: int, suffix: str) -> Path:
         return self.raw / namespace / f"{item}{suffix}"
@@ -243,6 +245,8 @@ class LocalTexts:
 
     def forget_records(self, namespace: str) -> None:
         """The namespace is being deleted: its records no longer count."""
+        if self.records_written is not None:
+            self.records_written += 1
         for key in [k for k in list(self._summaries) if k[0] == namespace]:
             self._summaries.pop(key, None)
         if self._records_bytes is not None:
@@ -281,6 +285,8 @@ class LocalTexts:
                 self._records_bytes += len(data or b"") - before
             kept = None if summary is None else summary.to_dict()
             write_atomically(self.path(namespace, item, ".records.json"), json.dumps(kept).encode())
+            if self.records_written is not None:
+                self.records_written += 1
 
     def lines(self, namespace: str, item: int) -> LineIndex:
         """Where each line starts, stored with the text (found again for a text stored without it)."""
