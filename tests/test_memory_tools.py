@@ -5,14 +5,19 @@ from __future__ import annotations
 import base64
 import json
 import random
+from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as mt
 import pytest
 from mcp import Client
 
 from offprompt.artifacts import ImageArtifact, JsonArtifact, TextArtifact, from_result
+from offprompt.memory.catalog import Flow
+from offprompt.memory.settings import MemorySettings
 from offprompt.memory.task_memory import TaskMemory
+from offprompt.serve.app import build_server
 from offprompt.tokens import count_tokens
 
 from .support import DOCS, meta, text_of
@@ -168,6 +173,55 @@ async def test_list_and_delete(memory: TaskMemory, client: Client) -> None:
     gone = await client.call_tool("memory_load", {"artifact_namespace": first.namespace})
     assert gone.is_error
     assert "memory_list" in text_of(gone)
+
+
+async def test_a_listing_asked_again_shows_every_change_since_and_drops_what_expired(tmp_path: Path) -> None:
+    """memory_list answers a repeated listing from what it read last only while nothing it read has changed: an
+    output stored, passed on or deleted, records made, or an output past its TTL (no write at all) show at once."""
+    memory = TaskMemory.open(MemorySettings(name="relist", data_dir=tmp_path, ttl_seconds=3600))
+    try:
+        async with Client(build_server(memory)) as client:
+
+            async def listed() -> list[dict[str, Any]]:
+                return list(meta(await client.call_tool("memory_list", {"limit": 5}))["namespaces"])
+
+            first = memory.store([TextArtifact(value="one")], tool="a.first").namespace
+            assert [n["artifact_namespace"] for n in await listed()] == [first]
+            second = memory.store([TextArtifact(value="two")], tool="a.second").namespace
+            assert [n["artifact_namespace"] for n in await listed()] == [second, first]
+            memory.record_flows([(first, Flow(1.0, "fs__write_file", "whole"))])
+            assert [f["tool"] for f in (await listed())[1]["passed_to"]] == ["fs__write_file"]
+            memory.delete(second)
+            assert [n["artifact_namespace"] for n in await listed()] == [first]
+            memory.ttl_seconds = 0.5
+            short = memory.store([TextArtifact(value="three")], tool="a.third").namespace
+            assert [n["artifact_namespace"] for n in await listed()] == [short, first]
+            await anyio.sleep(0.6)  # nothing written since: the listing still drops what expired
+            assert [n["artifact_namespace"] for n in await listed()] == [first]
+    finally:
+        memory.close()
+
+
+async def test_stats_count_every_answer_read_back_the_same_again_and_changed(
+    memory: TaskMemory, client: Client
+) -> None:
+    """`offprompt stats` counts the tokens of each memory tool answer: an answer asked for again counts again,
+    an answer that changed counts as it is now, and a long one (past the kept counts' size) counts whole."""
+    memory.store([TextArtifact(value="one")], tool="a.first", arguments={"n": 1})
+    first = text_of(await client.call_tool("memory_list", {}))
+    assert text_of(await client.call_tool("memory_list", {})) == first
+    memory.store([TextArtifact(value="two")], tool="a.second", arguments={"q": "x" * 40})
+    changed = text_of(await client.call_tool("memory_list", {}))
+    long = memory.store([TextArtifact(value="word " * 20_000)], tool="a.third").namespace
+    window = await client.call_tool("memory_load", {"artifact_namespace": long, "max_tokens": 8_000})
+    read_back = "\n".join(block.text for block in window.content if isinstance(block, mt.TextContent))
+    assert len(read_back) > 16_384
+    memory.usage.flush()
+    read = {(r.tool, r.count): r.model_tokens for r in memory.catalog.usage() if r.kind == "read"}
+    assert read == {
+        ("memory_list", 3): 2 * count_tokens(first) + count_tokens(changed),
+        ("memory_load", 1): count_tokens(read_back),
+    }
 
 
 @pytest.mark.parametrize(

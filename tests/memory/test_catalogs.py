@@ -57,3 +57,20 @@ def test_stats_sum_each_tools_counts_over_a_window(either: TaskMemory, monkeypat
     assert rows[("fs", "read_file", "stored")] == (2, 4000, 1000, 160)
     since = either.catalog.usage(since=clock[0] - 60)
     assert [(r.tool, r.kind, r.model_tokens) for r in since] == [("memory_load", "read", 600)]
+
+
+def test_a_listing_of_many_outputs_gives_each_its_own_items_in_order(either: TaskMemory) -> None:
+    """memory_list reads every listed output's items at once: past 500 outputs too, each keeps its own, in order."""
+    made = []
+    for n in range(503):
+        items = [TextArtifact(value=f"output {n} part {k}") for k in range(1 + n % 3)]
+        made.append(either.store(items, tool="fs.read", arguments={"n": n}).namespace)
+    listed = either.catalog.newest(whole_arguments=False)
+    assert [r.namespace for r in listed] == made[::-1]  # newest first
+    for record in listed:
+        n = record.arguments["n"]
+        assert [i.item for i in record.items] == list(range(1 + n % 3))
+        assert [either.payload(record.namespace, i.item) for i in record.items] == [
+            f"output {n} part {k}".encode() for k in range(1 + n % 3)
+        ]
+    assert [r.namespace for r in either.recent(2)] == made[:-3:-1]

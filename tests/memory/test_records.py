@@ -369,3 +369,27 @@ def test_a_unittest_log_of_several_runs_keeps_every_runs_tests(memory: TaskMemor
     failed = '[.[] | select(.outcome == "failed") | .message]'
     assert selected(memory, namespace, failed) == [["AssertionError: Lists differ: ['a\\tb'] != ['a', 'b']"] * 2]
     assert "2 runs: Ran 14 tests in 0.024s in all" in memory.outline(namespace)[0].title
+
+
+async def test_memory_list_shows_each_texts_records_as_they_are_now(
+    memory: TaskMemory, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing keeps no stale summary: records made after a first listing (by memory_select) show in the next
+    one, and records made again (a reindex under a smaller cap) show as they are then."""
+    monkeypatch.setattr(memory.text, "_enqueue", lambda *job: None)  # no indexer: records wait for memory_select
+    first, second = stored(memory, "git_log_stat.txt"), stored(memory, "ps.txt")
+    listed = await client.call_tool("memory_list", {})
+    assert "records for memory_select" not in text_of(listed)
+    assert selected(memory, first, "length") == [3]
+    listed = await client.call_tool("memory_list", {})
+    assert "records for memory_select: 3 commits (item 0)" in text_of(listed)
+    records = {row["artifact_namespace"]: len(row["records"]) for row in meta(listed)["namespaces"]}
+    assert records == {first: 1, second: 0}
+
+    texts = memory.text._texts  # type: ignore[attr-defined]
+    texts.records_max_bytes = 10  # what `offprompt memory reindex` does with a smaller `records_max_bytes`
+    texts._records(first, 0, fresh=True)
+    with pytest.raises(InvalidArgumentError, match="not kept"):
+        selected(memory, second, "length")
+    listed = await client.call_tool("memory_list", {})
+    assert "records for memory_select" not in text_of(listed)  # neither text's records were kept: none listed

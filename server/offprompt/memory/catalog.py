@@ -228,6 +228,11 @@ class CatalogStore(Protocol):
 
     def remove(self, namespace: str) -> None: ...
 
+    def write_count(self) -> int | None:
+        """How many writes that a listing reads (outputs added or removed, flows) went through this object; None
+        when others may write too (a shared memory, a read-only view), so a listing must read."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -245,6 +250,10 @@ class Catalog:
                     self._sql.db.execute("ALTER TABLE namespaces ADD COLUMN shown TEXT")
                 columns.add("shown")
         self._shown = "shown" in columns
+        self._writes = 0  # the memory's lock keeps every other writer out while this process holds it
+
+    def write_count(self) -> int | None:
+        return None if self.readonly else self._writes
 
     def add_usage(self, rows: Mapping[tuple[int, str, str, str], tuple[int, int, int, int]]) -> None:
         """Add counts, keyed by (minute, server, tool, kind), valued (count, bytes, tokens, model_tokens)."""
@@ -292,6 +301,7 @@ class Catalog:
                 db.execute(
                     "INSERT INTO origins VALUES (?, ?, ?)", (record.namespace, origin.server, int(origin.sensitive))
                 )
+            self._writes += 1
 
     def origin(self, namespace: str) -> Origin | None:
         with self._sql.lock:
@@ -319,6 +329,7 @@ class Catalog:
                 "INSERT INTO flows SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM namespaces WHERE namespace = ?)",
                 [(ns, f.at, f.tool, f.part, ns) for ns, f in rows],
             )
+            self._writes += 1
 
     def flows(self, namespaces: Sequence[str]) -> dict[str, list[Flow]]:
         """Where each of `namespaces` went, oldest first."""
@@ -342,7 +353,7 @@ class Catalog:
             row = self._sql.db.execute(f"SELECT {WHOLE} FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
             if row is None:
                 return None
-            return self._record(row)
+            return self._records([row])[0]
 
     def newest(
         self, limit: int | None = None, owner: str | None = None, *, whole_arguments: bool = True
@@ -359,7 +370,7 @@ class Catalog:
             sql += " LIMIT ?"
             params.append(limit)
         with self._sql.lock:
-            return [self._record(row) for row in self._sql.db.execute(sql, params).fetchall()]
+            return self._records(self._sql.db.execute(sql, params).fetchall())
 
     def expired(self, now: float) -> list[str]:
         with self._sql.lock:
@@ -391,16 +402,24 @@ class Catalog:
     def remove(self, namespace: str) -> None:
         with self._sql.transaction() as db:
             db.execute("DELETE FROM namespaces WHERE namespace = ?", (namespace,))
+            self._writes += 1
 
     def close(self) -> None:
         self._sql.close()
 
-    def _record(self, row: tuple[Any, ...]) -> NamespaceRecord:
-        items = self._sql.db.execute(
-            "SELECT item, kind, name, mime_type, tokens, bytes, meta FROM items WHERE namespace = ? ORDER BY item",
-            (row[0],),
-        ).fetchall()
-        return namespace_from_row(row, [item_from_row(fields) for fields in items])
+    def _records(self, rows: Sequence[tuple[Any, ...]]) -> list[NamespaceRecord]:
+        """The namespaces of `rows` with their items, read in one query per 500 namespaces, not one each."""
+        items: dict[str, list[ItemRecord]] = {row[0]: [] for row in rows}
+        for at in range(0, len(rows), 500):
+            chunk = [row[0] for row in rows[at : at + 500]]
+            found = self._sql.db.execute(
+                "SELECT namespace, item, kind, name, mime_type, tokens, bytes, meta FROM items "
+                f"WHERE namespace IN ({','.join('?' * len(chunk))}) ORDER BY namespace, item",
+                chunk,
+            )
+            for namespace, *fields in found.fetchall():
+                items[namespace].append(item_from_row(fields))
+        return [namespace_from_row(row, items[row[0]]) for row in rows]
 
 
 # Rows as both catalogs (this one and the shared memory's `pgcatalog`) store them.

@@ -225,6 +225,9 @@ class PgCatalog:
         with self._db.connection() as conn:
             conn.execute("DELETE FROM namespaces WHERE namespace = %s", (namespace,))
 
+    def write_count(self) -> None:
+        return None  # every server of the shared memory writes: a listing always reads
+
     def close(self) -> None:
         self._db.close()
 

@@ -63,6 +63,8 @@ from offprompt.niceness import set_background
 from offprompt.secrets import VAULT_FILE
 from offprompt.secrets.vault import SecretStore, SecretVault
 
+#: A listing's outputs, newest first, where each was passed, and the records of their texts by item.
+Listing = tuple[list[NamespaceRecord], dict[str, list[Flow]], dict[str, list[tuple[int, Summary]]]]
 logger = logging.getLogger(__name__)
 
 #: With several phrasings, how deep each one's ranking goes before they are fused.
@@ -102,6 +104,8 @@ class TaskMemory:
         #: Runs memory_select's jq expressions; its worker processes start on the first one.
         self.selector = Selector(select_limits)
         self.usage = Usage(catalog)
+        #: memory_list's last reads by (limit, owner), with the `listing_state` they were read at.
+        self.listings: dict[tuple[int, str | None], tuple[tuple[int, int], Listing]] = {}
         self.readonly = False
         self._shared_secrets: Callable[[], SecretStore] | None = None
 
@@ -365,6 +369,14 @@ class TaskMemory:
 
     def _json_source(self, record: NamespaceRecord, item: int) -> Source:
         return json_source(self.text, record, item, self.item(record.namespace, item, None))
+
+    def listing_state(self) -> tuple[int, int] | None:
+        """What memory_list reads, as counts of the writes to it, while this process is its only writer and the
+        quota is not due to be measured (a listing measures it); None: a listing must read."""
+        catalog, records = self.catalog.write_count(), self.text.records_written()
+        if catalog is None or records is None or (self.quota.max_bytes is not None and self.quota.due()):
+            return None
+        return catalog, records
 
     def records_made(self, records: Sequence[NamespaceRecord]) -> dict[str, list[tuple[int, Summary]]]:
         """The records each namespace's texts have so far, by item (not made here: a listing reads what is)."""

@@ -132,6 +132,10 @@ class TextStorage(Storage, Protocol):
         a text with none."""
         ...
 
+    def records_written(self) -> int | None:
+        """How many records summaries this process wrote or dropped; None when others may write them too."""
+        ...
+
     def records_data(self, namespace: str, item: int) -> bytes | None:
         """The text's records as a JSON array; None if it has none or they were over their cap."""
         ...

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -81,6 +82,7 @@ class LocalTexts:
         records_max_bytes: int = records.MAX_BYTES,
     ) -> None:
         self.raw = raw
+        self._raw_path = str(raw)
         self._source = source
         self._write_lock = write_lock  # outlines made on a first read are written under the storage's lock
         self._readonly = readonly
@@ -89,6 +91,11 @@ class LocalTexts:
         #: One text's records are made at a time: memory_select asking for them waits for the indexer making them.
         self._records_lock = threading.Lock()
         self._records_bytes: int | None = None  # on disk, counted once, then kept up to date
+        #: Each text's records summary as last read, with the identity of the file it was read from: a listing
+        #: stats the file instead of reading and parsing it again (a write replaces the file: a new identity).
+        self._summaries: dict[tuple[str, int], tuple[tuple[int, int, int], Summary | None]] = {}
+        #: Summaries written or dropped by this object (None for a read-only view: the server writes them).
+        self.records_written: int | None = None if readonly else 0
 
     def path(self, namespace: str, item: int, suffix: str) -> Path:
         return self.raw / namespace / f"{item}{suffix}"
@@ -197,12 +204,26 @@ class LocalTexts:
         """The summary of the text's records, made now (and kept, unless read-only) if the indexer has not made
         them yet (unless not to `make` them); None for a text that is no table or stream of records."""
         if not make:
-            try:
-                kept = json.loads(self.path(namespace, item, ".records.json").read_bytes())
-            except (FileNotFoundError, ValueError):
-                return None
-            return None if kept is None else Summary.from_dict(kept)
+            return self._kept_summary(namespace, item)
         return self._records(namespace, item)[0]
+
+    def _kept_summary(self, namespace: str, item: int) -> Summary | None:
+        """The summary in the text's `.records.json`, None when there is none (yet)."""
+        path = os.path.join(self._raw_path, namespace, f"{item}.records.json")  # not a Path: ~10 µs less a text
+        try:
+            stat = os.stat(path)
+            identity = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+            seen = self._summaries.get((namespace, item))
+            if seen is not None and seen[0] == identity:
+                return seen[1]
+            with open(path, "rb") as f:
+                kept = json.loads(f.read())
+        except (FileNotFoundError, ValueError):
+            self._summaries.pop((namespace, item), None)
+            return None
+        summary = None if kept is None else Summary.from_dict(kept)
+        self._summaries[(namespace, item)] = (identity, summary)
+        return summary
 
     def records_data(self, namespace: str, item: int) -> bytes | None:
         """The text's records as a JSON array (None: it has none, or they were over their cap)."""
@@ -224,6 +245,10 @@ class LocalTexts:
 
     def forget_records(self, namespace: str) -> None:
         """The namespace is being deleted: its records no longer count."""
+        if self.records_written is not None:
+            self.records_written += 1
+        for key in [k for k in list(self._summaries) if k[0] == namespace]:
+            self._summaries.pop(key, None)
         if self._records_bytes is not None:
             self._records_bytes -= sum(_size(p) for p in (self.raw / namespace).glob("*.records"))
 
@@ -260,6 +285,8 @@ class LocalTexts:
                 self._records_bytes += len(data or b"") - before
             kept = None if summary is None else summary.to_dict()
             write_atomically(self.path(namespace, item, ".records.json"), json.dumps(kept).encode())
+            if self.records_written is not None:
+                self.records_written += 1
 
     def lines(self, namespace: str, item: int) -> LineIndex:
         """Where each line starts, stored with the text (found again for a text stored without it)."""

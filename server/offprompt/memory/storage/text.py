@@ -239,6 +239,9 @@ class IndexedTextStorage:
     def records(self, namespace: str, item: int, *, make: bool = True) -> Summary | None:
         return self._texts.records(namespace, item, make=make)
 
+    def records_written(self) -> int | None:
+        return self._texts.records_written
+
     def records_data(self, namespace: str, item: int) -> bytes | None:
         return self._texts.records_data(namespace, item)
 
