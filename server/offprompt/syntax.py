@@ -128,6 +128,8 @@ def read_value(
     operator = text[key_start + len(key) : value_start]
     if _ESCAPED_LINE.search(before_key) or (before_key.endswith("\\") and key[:1] == "n"):  # `\naws_…` read as a key
         code = ""  # a line of data inside a string (`"[default]\\naws_secret_access_key = …"`): config, not code
+    if operator == "=" and before_key[-1:] in ("'", '"') and text.startswith(("\\n", "&"), value_end):
+        code = ""  # a string of pairs: a `.env`'s lines (`"APP_KEY=…\\nAPP_ENV=local"`), a query (`"oauth_token=…&…"`)
     if key.lower() == "key" and _names_an_entry(text, before_key, value_end):
         return NAME
     if not quoted and _NUMBER.fullmatch(value) is None and _is_expression(value, before_key, operator, code):
@@ -166,7 +168,10 @@ def _is_expression(value: str, before_key: str, operator: str, code: str) -> boo
     code and then the environment) or in a URL's query (`badge.svg?token=8N5S3AR3C7`), a variable's assignment
     (`$Password = New-Object`), a value inside a template's action, or a value of code's own shape."""
     return (
-        (bool(code) and not (operator == "=" and (_ENV_LINE.fullmatch(before_key) or before_key.endswith(("?", "&")))))
+        (
+            bool(code)
+            and not (operator == "=" and (_ENV_LINE.fullmatch(before_key) or before_key.endswith(("?", "&", "/"))))
+        )
         or before_key.endswith("$")
         or _TEMPLATE_OPEN.search(before_key) is not None
         or _CODE_VALUE.search(value) is not None

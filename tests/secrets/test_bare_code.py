@@ -127,12 +127,36 @@ Output::
     }}
 """
 
+#: laravel's console tests (tests/Integration/Console/EnvironmentDecryptCommandTest.php): a `.env`'s lines in a string.
+_PHP_ENV = """<?php
+
+class EnvironmentDecryptCommandTest extends TestCase
+{{
+    public function testItDecrypts(): void
+    {{
+        $this->filesystem->put(base_path('.env'), "APP_KEY={value}\\nAPP_ENV=local\\n");
+        $this->artisan('env:decrypt')->assertExitCode(0);
+    }}
+}}
+"""
+
+#: crystal's OAuth specs (spec/std/oauth/access_token_spec.cr): a token's response, a query string in a string.
+_CRYSTAL_QUERY = """describe OAuth::AccessToken do
+  it "creates from response" do
+    token = OAuth::AccessToken.from_response("oauth_token={value}&oauth_token_secret=abc")
+    token.token.should eq("x")
+  end
+end
+"""
+
 
 @pytest.mark.parametrize(
     ("what", "text", "value"),
     [
         ("a comment of code", _PYTHON_COMMENT, "d7a4c9b1e2f30568a9b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5"),
         ("a shorthand list in a string", _SHORTHAND, "Xk92jd0qLm7vTb3zQw8RpL4nYc6Vb1Ht7Gs0Ma2D"),
+        (".env lines in a string", _PHP_ENV, "base64:Xk92jd0qLm7vTb3zQw8RpL4nYc6Vb1Ht7Gs0Ma2D/E="),
+        ("a query in a string", _CRYSTAL_QUERY, "1234-Xk92jd0qLm7vTb3zQw8RpL4n"),
     ],
 )
 def test_a_generated_value_where_code_writes_no_expression_stays_a_secret(what: str, text: str, value: str) -> None:
