@@ -104,6 +104,10 @@ def defined_names(text: str) -> frozenset[str]:
     return frozenset(_NAME_LINE.findall(text))
 
 
+#: The start of a line inside a string literal: an escaped line break, then spaces.
+_ESCAPED_LINE = re.compile(r"\\n[ \t]*$")
+
+
 def read_value(
     text: str,
     key: str,
@@ -122,6 +126,10 @@ def read_value(
     line_start = text.rfind("\n", 0, key_start) + 1
     before_key = text[line_start:key_start]
     operator = text[key_start + len(key) : value_start]
+    if _ESCAPED_LINE.search(before_key) or (before_key.endswith("\\") and key[:1] == "n"):  # `\naws_…` read as a key
+        code = ""  # a line of data inside a string (`"[default]\\naws_secret_access_key = …"`): config, not code
+    if operator == "=" and before_key[-1:] in ("'", '"') and text.startswith(("\\n", "&"), value_end):
+        code = ""  # a string of pairs: a `.env`'s lines (`"APP_KEY=…\\nAPP_ENV=local"`), a query (`"oauth_token=…&…"`)
     if key.lower() == "key" and _names_an_entry(text, before_key, value_end):
         return NAME
     if not quoted and _NUMBER.fullmatch(value) is None and _is_expression(value, before_key, operator, code):
@@ -150,8 +158,9 @@ def _colon_word(text: str, before_key: str, value_start: int, value_end: int) ->
     return bool(words) and before_key[-1:] in (" ", "\t", "`") and not any(c in words[-1] for c in ":=")
 
 
-#: The start of a `KEY=value` line of an environment or a shell (`export DB_PASSWORD=…`): no code writes one.
-_ENV_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?")
+#: The start of a `KEY=value` line of an environment or a shell (`export DB_PASSWORD=…`), or of the next pair of a
+#: list of them (`"AccessKeyId=AKIA…, RawSecretAccessKey=…"`, a CLI's shorthand): no code writes one.
+_ENV_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?|.*[\s,\"'][A-Za-z_]\w*=[^\s=,()\[\]]+,[ \t]*")
 
 
 def _is_expression(value: str, before_key: str, operator: str, code: str) -> bool:
@@ -159,7 +168,10 @@ def _is_expression(value: str, before_key: str, operator: str, code: str) -> boo
     code and then the environment) or in a URL's query (`badge.svg?token=8N5S3AR3C7`), a variable's assignment
     (`$Password = New-Object`), a value inside a template's action, or a value of code's own shape."""
     return (
-        (bool(code) and not (operator == "=" and (_ENV_LINE.fullmatch(before_key) or before_key.endswith(("?", "&")))))
+        (
+            bool(code)
+            and not (operator == "=" and (_ENV_LINE.fullmatch(before_key) or before_key.endswith(("?", "&", "/"))))
+        )
         or before_key.endswith("$")
         or _TEMPLATE_OPEN.search(before_key) is not None
         or _CODE_VALUE.search(value) is not None
@@ -205,10 +217,6 @@ _UNPACKING = re.compile(r"(?<=[(,\s])\*{1,2}(?=[A-Za-z_])")  # `*args`, `**kwarg
 _POWER = re.compile(r"(?<=\d)\*\*(?=\d)")  # `randrange(2**64)`: arithmetic, no password's stars
 
 
-#: A Vim variable or a function's argument by number (`g:netrw_passwd`, `a:2`).
-_VIM_NAME = re.compile(r"[abglstvw]:(?:[A-Za-z_]\w*|\d{1,2})")
-
-
 #: Minified JavaScript's booleans (`this.pass=!1`, `withCredentials=!1`).
 _MINIFIED_BOOLEANS = frozenset({"!0", "!1"})
 
@@ -220,20 +228,13 @@ _LEADING_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _CSS_RULE = re.compile(r"[a-z][a-z-]*(?:\([^)]{0,40}\))?\{")
 
 
-#: A bare value that is an attribute list (`#EXT-X-KEY:METHOD=AES-128`, an HLS tag's): the key's next attribute.
-_ATTRIBUTE_LIST = re.compile(r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*=")
-
-
 def is_bare_code(text: str, value: str, span: tuple[int, int], key_end: int) -> bool:
     """Whether a bare (unquoted) value at `span` after a key ending at `key_end` is code in any text: a call, an
     index, an attribute path, an expression, a variable of the same text, or the next word of a sentence
     (`pwd: expected bytes`)."""
-    lowered = value.lower()
     called = _CALL.match(_POWER.sub("", _UNPACKING.sub("", value)))  # `Credential(**obo_kwargs)`, `randrange(2**64)`
-    if called or lowered in _CODE_WORDS or value in _MINIFIED_BOOLEANS or _VIM_NAME.fullmatch(value):
+    if called or value in _MINIFIED_BOOLEANS:
         return True  # a call, an index, minified code's `!1`
-    if _DOTTED.fullmatch(value) and _WORD_PART.search(value):
-        return True  # a call, an index, an attribute: config['password'], getpass(), self.password
     leading = _LEADING_NAME.match(value)
     if leading and leading.group().lower() in _CODE_WORDS and value[leading.end() :][:1] in ".(:[":
         return True  # this.#c(), lambda: cred
@@ -247,17 +248,13 @@ def is_bare_code(text: str, value: str, span: tuple[int, int], key_end: int) -> 
             return True  # o.key=s.C0.ESC+t: arithmetic on an attribute of a name of the text
     if _PRODUCT.match(value) or (_IDENTIFIER.fullmatch(value) and _INFIX.match(text, span[1])):
         return True  # styleKey=2097152*D[0]+D[1], `shared secret = PUBKEYtheirs * PRIVATEKEYours`
-    if dotted and dotted.end() == len(value):
-        root = _LEADING_NAME.match(value)
-        if root and _named_elsewhere(text, root.group(), at):
-            return True  # UIStrings$18.fast4G, where UIStrings$18 is defined in the same text
     if _IDENTIFIER.fullmatch(value) and _named_elsewhere(text, value, at):
         return True
     operand = _OPERAND.match(value)
     name = operand.group(1) or operand.group(2) if operand else None
     if name and _named_elsewhere(text, name, at + value.index(name)):
         return True  # `!!r`, `e?e.substring(0,10)`: a negation or a ternary on a name of the text
-    if _ATTRIBUTE_LIST.match(value) or _CSS_RULE.match(value):
+    if _CSS_RULE.match(value):
         return True
     return _sentence_goes_on(text, value, span, key_end)
 

@@ -42,7 +42,7 @@ from offprompt.secrets.keyed import (
 )
 from offprompt.secrets.scan import once, scanning
 from offprompt.secrets.tests_code import in_made_up_place
-from offprompt.syntax import EXPRESSION, NAME, code_language, defined_names, is_code_shaped, read_value
+from offprompt.syntax import EXPRESSION, NAME, code_language, defined_names, is_code_shaped, is_comment_line, read_value
 
 __all__ = ["KINDS", "Finding", "find_secrets", "json_may_hold_secret", "may_hold_secret", "may_hold_secret_in"]
 
@@ -161,8 +161,10 @@ def _rest_of_line(match: re.Match[str]) -> str:
 
 
 def _not_a_literal(match: re.Match[str], key: str, value: str) -> bool:
-    """The value, read in the text's syntax, is code (a call, an attribute, a variable, a template's action) or a
-    name of the text's own things, and does not look generated (a generated one stays a secret wherever it is)."""
+    """The value, read in the text's syntax, is code (a call, an attribute, a variable, a template's action; in a
+    text of code any bare value but a `KEY=value` line's, however generated it looks: code quotes a secret's
+    literal; a comment's generated-looking value stays), or a name of the text's own things that does not look
+    generated."""
     text = match.string
     start, end, key_start = *value_span(match), match.start() - len(key) + len(match.group("word"))
     template = len(value) > 1 and value[0] == value[-1] == "`" and text[key_start - 1 : key_start] != "$"  # not Perl's
@@ -175,7 +177,9 @@ def _not_a_literal(match: re.Match[str], key: str, value: str) -> bool:
         code=once(text, "code language", lambda: code_language(text)),
         names=once(text, "defined names", lambda: defined_names(text)),
     )
-    return reading in (EXPRESSION, NAME) and (not random_looking(value) or is_code_shaped(value))
+    generated = random_looking(value) and not is_code_shaped(value)
+    in_comment = reading == EXPRESSION and is_comment_line(text, key_start)  # a comment's words are no code
+    return (reading == EXPRESSION and not (in_comment and generated)) or (reading == NAME and not generated)
 
 
 def _key_of(match: re.Match[str]) -> str:

@@ -47,10 +47,6 @@ class Row:
 
 
 TABLE = r"""
-# A value whose line's comment tells the reader to replace it (a doc's `password: "P@ssw0rd"  # Replace`).
-replace-comment after=^[\"']?[\x20\t]+(?:#|//)[\x20\t]*(?:replace|change|set|use\x20your|put\x20your)\b: .+
-  -       password: "Zebra-Kite-42"      # Replace with a strong password⏎
-  +       password: "Zebra-Kite-42"      # rotated on 2026-05-01⏎
 # Booleans, nulls, type names, switches and enums a key of a secret takes as a setting (fetch's
 # `credentials: 'include'`, ansible's `update_password: always`, a Docker image's `…_EMPTY_PASSWORD: yes`,
 # Configure's `d_pwpasswd='define'`, Perl's undef, Kotlin's nullable `String?`).
@@ -100,10 +96,6 @@ masking-pattern: (?-i:\\[wdsSWD][+*]).*
 escaped-white-space: (?:\\{1,2}[nrt]|[ \t])+
   - credential = "\n".join(parts)⏎
   + credential = "Xk92jd0q"⏎
-# A Perl pattern (`my $Token = qr/[\x21\x23-\x27]/`).
-perl-pattern: (?-i:qr)[/{(!|#\[<].*
-  - my $Token = qr/[\x21\x23-\x27\x2A]/;⏎
-  + my $Token = 'qX7r2Lm9Zt4Wv8Kp';⏎
 # A command line's next option as the value (`(CREDENTIAL : --location=LOCATION …)`).
 next-option: --[a-z][\w-]*(?:=.*)?
   - gcloud iam oauth-clients credentials delete (CREDENTIAL : --location=LOCATION --oauth-client=OAUTH)⏎
@@ -161,10 +153,6 @@ public-key-der: (?-i:(?:MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE|MHYwEAYHKoZIzj0CAQY
     |MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A|MIICIjANBgkqhkiG9w0BAQEFAAOCAg8A|MCowBQYDK2VwAyEA|MCowBQYDK2VuAyEA).*)
   - "key": "MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE="⏎
   + "key": "MC4CAQAwBQYDK2VwBCIEIGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE"⏎
-# A short run typed over and over (`asdfasdfasdf`, `123123123`): a placeholder of a mock or an example.
-repeated-run: (?-i:(.{2,6})\1{2,})
-  - password: xyzxyzxyz⏎
-  + password: xyzxyzxyq⏎
 # A struct tag's options (Go's protobuf `protobuf_key:"bytes,1,opt,name=key,proto3"`): a field's encoding.
 option-list: (?-i:[a-z]+(?:,(?:[a-z][a-z0-9]*|\d+))*,[a-z]+=[a-z0-9_.-]+
     (?:,(?:[a-z][a-z0-9]*|\d+|[a-z]+=[a-z0-9_.-]+))*)
