@@ -431,14 +431,16 @@ class TaskMemory:
         phrasings = list(dict.fromkeys(q for q in (query, *queries) if q.strip())) or [query]
         if len(phrasings) == 1:
             ranking = self.text.query(phrasings[0], scope, top_k, mode, wait=wait)
-            hits, by_words, words_first = with_lines(self.text, ranking.hits), ranking.by_words, ranking.lexical_first
+            hits, by_words = with_lines(self.text, ranking.hits), ranking.by_words
+            words_first: tuple[Hit | None, ...] = (ranking.lexical_first, ranking.lexical_window)
         else:
             # Each ranking goes deeper than top_k, so that a chunk second-best for every phrasing still counts.
             depth = max(2 * top_k, FUSION_DEPTH)
             rankings = [self.text.query(q, scope, depth, mode, wait=wait) for q in phrasings]
-            words_first = rankings[0].lexical_first  # the question's own words, as the model wrote it
+            # The question's own words, as the model wrote it.
+            words_first = (rankings[0].lexical_first, rankings[0].lexical_window)
             fused = reciprocal_rank_fusion([r.hits for r in rankings], top_k)
-            hits = with_lines(self.text, kept_within(fused, words_first if top_k >= LEXICAL_FIRST_WITHIN else None))
+            hits = with_lines(self.text, kept_within(fused, *words_first if top_k >= LEXICAL_FIRST_WITHIN else ()))
             by_words = next((r.by_words for r in rankings if r.by_words), "")
 
         def in_scope(names: set[str]) -> list[str]:
@@ -453,7 +455,7 @@ class TaskMemory:
             spot = on_the_spot(self.text, self.catalog, " ".join(phrasings), [*unchunked, *missed], top_k)
             if spot:
                 fused = reciprocal_rank_fusion([hits, spot], top_k) if hits else spot[:top_k]
-                hits = with_lines(self.text, kept_within(fused, words_first if top_k >= LEXICAL_FIRST_WITHIN else None))
+                hits = with_lines(self.text, kept_within(fused, *words_first if top_k >= LEXICAL_FIRST_WITHIN else ()))
         return Answer(hits, in_scope(self.text.pending(mode)), by_words, unchunked, left_out)
 
     def grep(

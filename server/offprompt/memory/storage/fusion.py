@@ -38,26 +38,47 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], top_k: int) -> lis
     best = max(len(rankings), 1) / (RRF_K + 1)
     order = sorted(fused, key=lambda key: fused[key], reverse=True)[:top_k]
     return [
-        Hit(first[key].namespace, first[key].item, first[key].offset, round(fused[key] / best, 4), first[key].text)
-        for key in order
+        Hit(h.namespace, h.item, h.offset, round(fused[key] / best, 4), h.text, h.start)
+        for key, h in ((key, first[key]) for key in order)
     ]
 
 
-def kept_within(hits: Sequence[Hit], kept: Hit | None, within: int = LEXICAL_FIRST_WITHIN) -> list[Hit]:
-    """`hits` with `kept` among their first `within` (moved up to the last of those places, or put there when the
-    ranking dropped it): the others keep their order. Hits are the same chunk when namespace, item and first
-    token are."""
+def kept_within(hits: Sequence[Hit], *kept: Hit | None, within: int = LEXICAL_FIRST_WITHIN) -> list[Hit]:
+    """`hits` with each of `kept` among their first `within` (moved up to the last of those places, or put there
+    when the ranking dropped it; the first of `kept` before the second): the others keep their order. Hits are the
+    same chunk when namespace, item and first token are; a kept passage that one of the first `within` holds
+    whole is not shown again."""
     out = list(hits)
-    if kept is None or within <= 0:
+    if within <= 0:
         return out
-    key = (kept.namespace, kept.item, kept.offset)
-    at = next((k for k, h in enumerate(out) if (h.namespace, h.item, h.offset) == key), None)
-    place = min(within, len(out) + (1 if at is None else 0)) - 1
-    if at is not None and at <= place:
-        return out
-    if at is not None:
-        kept = out.pop(at)
-    elif len(out) >= within:
-        out.pop()  # the list keeps its length: the last one goes
-    out.insert(place, kept)
+    shown = out[:within]
+    wanted = [
+        k
+        for k in kept
+        if k is not None and _key(k) not in {_key(h) for h in shown} and not any(_holds(h, k) for h in shown)
+    ]
+    for n, keep in enumerate(wanted):
+        at = next((k for k, h in enumerate(out) if _key(h) == _key(keep)), None)
+        # The places after this one's are left for those still to come.
+        place = max(min(within - (len(wanted) - 1 - n), len(out) + (1 if at is None else 0)) - 1, 0)
+        if at is not None and at <= place:
+            continue
+        if at is not None:
+            keep = out.pop(at)
+        elif len(out) >= within:
+            out.pop()  # the list keeps its length: the last one goes
+        out.insert(place, keep)
     return out
+
+
+def _key(hit: Hit) -> tuple[str, int, int]:
+    return hit.namespace, hit.item, hit.offset
+
+
+def _holds(shown: Hit, passage: Hit) -> bool:
+    """Whether `shown` holds the whole of `passage` (both of one text, their first bytes known)."""
+    if (shown.namespace, shown.item) != (passage.namespace, passage.item) or shown.start < 0 or passage.start < 0:
+        return False
+    return shown.start <= passage.start and passage.start + len(passage.text.encode()) <= shown.start + len(
+        shown.text.encode()
+    )

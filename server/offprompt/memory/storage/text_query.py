@@ -12,9 +12,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from typing import Final, get_args
 
-from offprompt.errors import ConfigError, CredentialsRefusedError, IncompatibleStoreError, InvalidArgumentError
+from offprompt.errors import (
+    ConfigError,
+    CredentialsRefusedError,
+    IncompatibleStoreError,
+    InvalidArgumentError,
+    NotFoundError,
+)
 from offprompt.memory import chunking
 from offprompt.memory.storage import ranking
 from offprompt.memory.storage.base import Candidate, Hit, Ranking, SearchMode
@@ -115,9 +122,25 @@ class TextSearch:
         if mode != "hybrid":
             return Ranking(hits, by_words=unavailable)
         kept = _words_first(found)
+        window = self._words_window(query, namespaces)
+        if window is not None and hits:  # in the place of a passage it ranks as well as
+            window = replace(window, score=min(h.score for h in hits[:LEXICAL_FIRST_WITHIN]))
         if top_k >= LEXICAL_FIRST_WITHIN:  # fewer asked for: the fused best, as asked
-            hits = kept_within(hits, kept)
-        return Ranking(hits, by_words=unavailable, lexical_first=kept)
+            hits = kept_within(hits, kept, window)
+        return Ranking(hits, by_words=unavailable, lexical_first=kept, lexical_window=window)
+
+    def _words_window(self, query: str, namespaces: Collection[str] | None) -> Hit | None:
+        """The window of characters plain BM25 ranks first (`windows.py`), widened to whole lines, as a passage."""
+        found = self._lexical.search_windows(query, namespaces, 1)
+        if not found:
+            return None
+        best = found[0]
+        try:
+            start, text = self._texts.span(best.namespace, best.item, best.start, best.end)
+            offset = self._texts.token_index(best.namespace, best.item).token_at(start)
+        except NotFoundError:
+            return None  # deleted since
+        return Hit(best.namespace, best.item, offset, 0.0, text, start)
 
     def _check(self, query: str, top_k: int, mode: SearchMode) -> None:
         """Refuse a query this search cannot answer, saying what to ask instead."""
