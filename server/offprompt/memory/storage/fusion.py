@@ -12,7 +12,7 @@ from typing import Final
 
 from offprompt.memory.storage.base import Hit
 
-__all__ = ["LEXICAL_FIRST_WITHIN", "RRF_K", "kept_within", "reciprocal_rank_fusion"]
+__all__ = ["LEXICAL_FIRST_WITHIN", "RRF_K", "joined", "kept_within", "reciprocal_rank_fusion"]
 
 #: The usual constant of reciprocal rank fusion: rank 1 counts 1/61, rank 10 about 1/70; no list dominates.
 RRF_K: Final = 60
@@ -69,6 +69,35 @@ def kept_within(hits: Sequence[Hit], *kept: Hit | None, within: int = LEXICAL_FI
             out.pop()  # the list keeps its length: the last one goes
         out.insert(place, keep)
     return out
+
+
+def joined(hits: Sequence[Hit], passage: Hit | None, within: int = LEXICAL_FIRST_WITHIN) -> list[Hit]:
+    """`hits` with the one of their first `within` that `passage` overlaps most (of one text, first bytes known)
+    grown to hold both, in its place: the passage is then shown without a place of its own, and nothing shown is
+    lost. As they are when it overlaps none (or one holds it whole)."""
+    out = list(hits)
+    if passage is None or passage.start < 0:
+        return out
+    span = _span(passage)
+    overlaps = [
+        (min(span[1], _span(h)[1]) - max(span[0], _span(h)[0]), k)
+        for k, h in enumerate(out[:within])
+        if (h.namespace, h.item) == (passage.namespace, passage.item) and h.start >= 0
+    ]
+    most, at = max(overlaps, default=(0, -1))
+    if most <= 0 or _holds(out[at], passage):
+        return out
+    shown = out[at]
+    first, second = (shown, passage) if shown.start <= passage.start else (passage, shown)
+    head = first.text.encode()
+    tail = second.text.encode()[max(0, _span(first)[1] - second.start) :]
+    text = (head + tail).decode("utf-8", errors="replace") if _span(second)[1] > _span(first)[1] else first.text
+    out[at] = Hit(shown.namespace, shown.item, first.offset, shown.score, text, first.start)
+    return out
+
+
+def _span(hit: Hit) -> tuple[int, int]:
+    return hit.start, hit.start + len(hit.text.encode())
 
 
 def _key(hit: Hit) -> tuple[str, int, int]:

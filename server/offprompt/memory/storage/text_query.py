@@ -26,7 +26,7 @@ from offprompt.memory import chunking
 from offprompt.memory.storage import ranking
 from offprompt.memory.storage.base import Candidate, Hit, Ranking, SearchMode
 from offprompt.memory.storage.coverage import coverage
-from offprompt.memory.storage.fusion import LEXICAL_FIRST_WITHIN, kept_within
+from offprompt.memory.storage.fusion import LEXICAL_FIRST_WITHIN, joined, kept_within
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
 from offprompt.memory.storage.local_texts import LocalTexts, searchable
@@ -126,7 +126,7 @@ class TextSearch:
         if window is not None and hits:  # in the place of a passage it ranks as well as
             window = replace(window, score=min(h.score for h in hits[:LEXICAL_FIRST_WITHIN]))
         if top_k >= LEXICAL_FIRST_WITHIN:  # fewer asked for: the fused best, as asked
-            hits = kept_within(hits, kept, window)
+            hits = kept_within(joined(hits, window), kept, window)
         return Ranking(hits, by_words=unavailable, lexical_first=kept, lexical_window=window)
 
     def _words_window(self, query: str, namespaces: Collection[str] | None) -> Hit | None:
