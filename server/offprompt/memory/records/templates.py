@@ -16,6 +16,7 @@ A field is named by what its values are (`url`; a unit: `ms`, `kB`; `package` an
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -39,6 +40,9 @@ SIMILAR: Final = 0.5
 #: A text is read so when at least this share of its head's lines are in templates of two lines or more.
 _REPEATED: Final = 0.6
 _MIN_LINES: Final = 8
+#: A line is compared with the newest this many templates of its group (lines of a shape come together in a log):
+#: a text of thousands of distinct lines of one length is mined in linear time.
+_RECENT: Final = 16
 #: Fields a template's field may not be named as.
 _OWN: Final = frozenset({"line", "template", "message"})
 
@@ -64,7 +68,13 @@ class TemplateLogReader:
 
     def fits(self, lines: Sequence[str]) -> bool:
         rows = [row for row in lines if row.strip()]
-        if len(rows) < _MIN_LINES or shape_of("\n".join(rows)) == "code":
+        if len(rows) < _MIN_LINES:
+            return False
+        # Lines of one template share their number of words and their first word, nearly always: prose and code,
+        # whose lines seldom do, are told apart before any line is split into tokens.
+        words = [row.split() for row in rows]
+        keys = Counter((len(w), w[0]) for w in words)
+        if sum(n for n in keys.values() if n >= 2) < _REPEATED * len(rows) or shape_of("\n".join(rows)) == "code":
             return False
         templates = _mine([_shape(_tokens(row)) for row in rows])
         repeated = [t for t in templates if len(t.lines) >= 2 and _WORD.match(t.tokens[0])]
@@ -110,7 +120,7 @@ def _mine(shapes: Sequence[Sequence[str]]) -> list[_Template]:
         if not shape:
             continue
         group = groups.setdefault((len(shape), shape[0]), [])
-        best = max(group, key=lambda t: t.similarity(shape), default=None)
+        best = max(group[-_RECENT:], key=lambda t: t.similarity(shape), default=None)
         if best is None or best.similarity(shape) < SIMILAR:
             best = _Template(list(shape))
             group.append(best)
