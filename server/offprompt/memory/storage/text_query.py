@@ -2,7 +2,8 @@
 
 `TextSearch.query` ranks in one of three modes: `dense` (cosine similarity of the embeddings: finds
 paraphrases), `lexical` (BM25 over words and identifiers) or `hybrid` (both scores, normalised, with coverage
-and definitions: see :mod:`ranking`; BM25's first chunk always among the first five). In `lexical` and
+and definitions: see :mod:`ranking`; BM25's first chunk, and its first window of characters
+(:mod:`windows`), always among the first five). In `lexical` and
 `hybrid`, a chunk that contains an identifier the query names (``ERR_CONN_RESET``, ``TimeoutExpired``, a path)
 ranks above every chunk that doesn't, as grep would. The indexes are the storage's (`indexes.py`'s protocols);
 the chunks' texts are read through its `LocalTexts`.
