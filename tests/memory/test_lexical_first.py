@@ -82,7 +82,8 @@ def test_the_words_first_passage_is_among_the_five_hybrid_shows(memory: TaskMemo
 
 def test_it_stays_among_the_five_with_more_phrasings(memory: TaskMemory, namespace: str) -> None:
     found = memory.search(QUESTION, namespace, 5, queries=["what happens when a request times out"])
-    assert any(h.text.startswith("## Codenames") for h in found.hits)
+    # Whole, or within a passage grown to hold the words' first window too.
+    assert any("## Codenames\n\nZephyr. Zephyr is what the team calls" in h.text for h in found.hits)
 
 
 async def test_memory_query_shows_it_in_its_five_passages(client: Client, namespace: str) -> None:
@@ -90,3 +91,52 @@ async def test_memory_query_shows_it_in_its_five_passages(client: Client, namesp
     shown = meta(answer)["results"]
     assert len(shown) == 5
     assert any(r["text"].startswith("## Codenames") for r in shown)
+
+
+# The words' first window. A client's guide (the shape of a library's manual page as text, e.g. Mako's usage page)
+# where six paragraphs name the option the question names, so each outranks a paragraph that does not; the answer
+# is the paragraph after the one naming the option, and no chunk holds both. BM25 over the chunks ranks the
+# section titled with the question's words first (its title counts four times); BM25 over windows of 800
+# characters ranks first the window holding the option's paragraph end and the answer. Before the windows were
+# kept, the answer was in none of the five.
+_FILLER = (
+    "The pool keeps idle connections per host and closes those idle for more than a minute. "
+    "Each response is read in full before the connection goes back to the pool. "
+    "A proxy configured in the environment is used for every host but those listed as exceptions. "
+    "Cookies set by a response are kept in the client's jar and sent with later requests to the same site. "
+    "Redirects are followed up to five times, keeping the method for 307 and 308 and turning others into GET. "
+)
+_OPTION = [
+    "The client retries a failed request when retry_budget allows it; each retry spends one unit of retry_budget.",
+    "Setting retry_budget to 0 turns retries off: a failed request raises at once.",
+    "The retry_budget is shared by every request of one client, so a burst of failures spends it quickly.",
+    "A request that failed after its body was sent is retried only when it is idempotent, whatever retry_budget "
+    "is left.",
+    "Each retry is logged at INFO with what is left of retry_budget, so a log shows when the budget ran out.",
+    "The client exports retry_budget_remaining each second, for dashboards that watch the budget.",
+]
+ANSWER = "Therefore errors which occur within the handshake stage are not retried and propagate normally."
+GUIDE = "\n\n".join(
+    [
+        *(f"{sentence} {_FILLER}" for sentence in _OPTION),
+        _FILLER + "The retry_budget option applies to the response phase: errors which occur while the response is "
+        "read are caught and the request is sent again.",
+        "Note that the handshake of a connection occurs when the Client is constructed, before any request is "
+        f"written. {ANSWER} {_FILLER}{_FILLER}",
+        f"Handshake errors\n================\n\n{_FILLER}",
+        f"Pools\n=====\n\n{_FILLER}",
+    ]
+)
+GUIDE_QUESTION = "Why doesn't retry_budget retry errors that happen during the handshake?"
+
+
+def test_the_words_first_window_is_among_the_five_hybrid_shows(memory: TaskMemory) -> None:
+    namespace = memory.store([TextArtifact(value=GUIDE + "\n")], tool="docs.read").namespace
+    assert memory.text.wait_indexed(600)
+    by_words, _ = memory.query(GUIDE_QUESTION, namespace, 5, mode="lexical")
+    assert not any(ANSWER in h.text for h in by_words)  # what the chunks' words rank first does not hold it
+    hybrid, _ = memory.query(GUIDE_QUESTION, namespace, 5, mode="hybrid")
+    assert len(hybrid) == 5
+    assert any(ANSWER in h.text for h in hybrid)
+    shown = next(h for h in hybrid if ANSWER in h.text)
+    assert shown.text.startswith("Note that the handshake")  # widened to the start of its line

@@ -4,7 +4,7 @@ reference, never searched, counted toward the quota, rebuilt by reindex.
 The texts in tests/data/records are written by hand in the shapes of the real tools' output (`git log --stat`,
 `pytest -v`, `go test -v`, `cargo test`, Jest, Vitest, a JUnit XML report, Maven Surefire, `ps aux`, `docker ps`,
 `kubectl get pods`, `ls -l`, a Python logging log, `dpkg.log`, CSV, TSV, a Markdown table, `python -m unittest -v`,
-apt's history.log, `dpkg -s`, `pip show`)."""
+apt's history.log, `dpkg -s`, `pip show`, `npm install --loglevel verbose`, `pip install -v`)."""
 
 from __future__ import annotations
 
@@ -99,6 +99,26 @@ AGGREGATIONS = [
     ("dpkg_status.txt", "map(.Version)", ["3.134", "2.36-9+deb12u9", "1:1.2.13.dfsg-1"]),
     ("pip_show.txt", "map(.Version)", ["2.32.3", "3.10", "1.16"]),  # versions stay as written, 3.10 not 3.1
     ("pip_show.txt", "max_by(.Requires | length) | .Name", "requests"),
+    # Logs without timestamps, read by their lines' templates (npm --loglevel verbose, pip install -v).
+    ("npm_verbose.log", 'map(select(.cache == "updated")) | length', 2),
+    (
+        "npm_verbose.log",
+        "max_by(.ms) | [.ms, .url]",
+        [2310, "https://registry.npmjs.org/@babel/core/-/core-7.24.0.tgz"],
+    ),
+    (
+        "npm_verbose.log",
+        'map(select(.template | startswith("npm http fetch")) | select(.url | endswith(".tgz"))) | length',
+        3,
+    ),
+    (
+        "npm_verbose.log",
+        'map(select(.package)) | map("\\(.package)@\\(.version // "")") | .[:2]',
+        ["npm@10.8.2", "node@v20.11.1"],
+    ),
+    ("pip_install_v.txt", 'map(select(.template | startswith("Requirement already satisfied"))) | length', 2),
+    ("pip_install_v.txt", "map(select(.kB)) | max_by(.kB) | .downloading", "certifi-2024.2.2-py3-none-any.whl"),
+    ("pip_install_v.txt", 'map(select(.from == "httpx")) | map(.collecting)', ["anyio", "certifi", "httpcore==1.*"]),
 ]
 
 

@@ -3,7 +3,8 @@
 A commit log and a test run are told by lines no table has; a Markdown table before CSV (its `|` rows would
 read as one column); stanzas of `Key: value` lines before tables (`pip show`'s `Name: x` would read as a
 header over columns); `ls -l` before other columns (it has no header); logs last (a test run's lines may carry
-timestamps too). Adding a kind is one module and one line here.
+timestamps too), and of them the lines without timestamps, read by their mined templates, the very last (any
+text of repeated line shapes). Adding a kind is one module and one line here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from offprompt.memory.records.listing import ListingReader
 from offprompt.memory.records.logs import LogReader
 from offprompt.memory.records.markdown_tables import MarkdownTableReader
 from offprompt.memory.records.stanzas import StanzasReader
+from offprompt.memory.records.templates import TemplateLogReader
 from offprompt.memory.records.tests_cargo import CargoTestReader
 from offprompt.memory.records.tests_go import GoTestReader
 from offprompt.memory.records.tests_jest import JestReader
@@ -39,4 +41,5 @@ READERS: Final[tuple[RecordReader, ...]] = (
     ListingReader(),
     ColumnsReader(),
     LogReader(),
+    TemplateLogReader(),
 )

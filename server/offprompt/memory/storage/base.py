@@ -80,6 +80,9 @@ class Ranking:
     by_words: str = ""
     #: A hybrid ranking's best chunk by words alone (BM25's first), which `hits` keep among their first five.
     lexical_first: Hit | None = None
+    #: Its best window of characters by plain BM25 (`windows.py`), widened to whole lines, which `hits` keep
+    #: among their first five too unless one of those holds it.
+    lexical_window: Hit | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
-from offprompt.memory.storage.lexical import ChunkRecord, LexicalHit
+from offprompt.memory.storage.lexical import ChunkRecord, LexicalHit, WindowHit
 
 
 class LexicalIndex(Protocol):
@@ -19,8 +19,20 @@ class LexicalIndex(Protocol):
         self, namespace: str, item: int, chunks: Sequence[ChunkRecord], texts: Sequence[str], titles: Sequence[str]
     ) -> None: ...
 
+    def add_windows(self, namespace: str, item: int, spans: Sequence[tuple[int, int]], texts: Sequence[str]) -> None:
+        """Index an item's windows of characters (`windows.py`), replacing any earlier ones."""
+        ...
+
+    def search_windows(self, query: str, namespaces: Collection[str] | None, limit: int) -> list[WindowHit]:
+        """The windows that best match `query` by plain BM25, best first."""
+        ...
+
     def indexed(self) -> set[tuple[str, int]]:
         """The (namespace, item) pairs whose chunks are all in."""
+        ...
+
+    def windowed(self) -> set[tuple[str, int]]:
+        """The (namespace, item) pairs whose windows are in (or that need none)."""
         ...
 
     def chunks(self, namespace: str, item: int) -> list[ChunkRecord]: ...

@@ -32,6 +32,7 @@ __all__ = [
     "ChunkRecord",
     "LexicalHit",
     "SqliteLexicalIndex",
+    "WindowHit",
     "identifiers",
     "query_words",
     "search_words",
@@ -200,6 +201,17 @@ class LexicalHit:
     score: float
 
 
+@dataclass(frozen=True, slots=True)
+class WindowHit:
+    """One of a text's windows of characters (`windows.py`) that matched a query: its byte span and BM25."""
+
+    namespace: str
+    item: int
+    start: int
+    end: int
+    score: float
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY,
@@ -216,6 +228,15 @@ CREATE TABLE IF NOT EXISTS items (namespace TEXT NOT NULL, item INTEGER NOT NULL
 CREATE VIRTUAL TABLE IF NOT EXISTS terms USING fts5 (
     body, title, ns, tokenize = "porter unicode61 tokenchars '_'"
 );
+CREATE TABLE IF NOT EXISTS windows (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    item INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS windows_by_item ON windows (namespace, item);
+CREATE VIRTUAL TABLE IF NOT EXISTS window_terms USING fts5 (body, ns, tokenize = "porter unicode61 tokenchars '_'");
 """
 #: A query term found in a chunk's titles (its context, headings, names) counts this much more than in its text.
 TITLE_WEIGHT: Final = 4.0
@@ -257,10 +278,50 @@ class SqliteLexicalIndex:
                 )
             db.execute("INSERT OR REPLACE INTO items (namespace, item) VALUES (?, ?)", (namespace, item))
 
+    def add_windows(self, namespace: str, item: int, spans: Sequence[tuple[int, int]], texts: Sequence[str]) -> None:
+        """Index an item's windows of characters (replacing any earlier ones) by their words."""
+        rows = [term_line(text) for text in texts]
+        with self._sql.transaction() as db:
+            self._drop_windows(db, "namespace = ? AND item = ?", (namespace, item))
+            for (start, end), body in zip(spans, rows, strict=True):
+                cursor = db.execute(
+                    "INSERT INTO windows (namespace, item, start, end) VALUES (?, ?, ?, ?)",
+                    (namespace, item, start, end),
+                )
+                db.execute(
+                    "INSERT INTO window_terms (rowid, body, ns) VALUES (?, ?, ?)", (cursor.lastrowid, body, namespace)
+                )
+
+    def search_windows(self, query: str, namespaces: Collection[str] | None, limit: int) -> list[WindowHit]:
+        """The windows that best match the query's terms by plain BM25, best first (none for an item indexed
+        before windows were)."""
+        words = search_words(query)
+        if not words or (namespaces is not None and not namespaces):
+            return []
+        expression = "body : (" + " OR ".join(f'"{w}"' for w in words) + ")"
+        if namespaces is not None:
+            expression = "ns : (" + " OR ".join(f'"{ns}"' for ns in sorted(namespaces)) + f") AND {expression}"
+        sql = (
+            "SELECT w.namespace, w.item, w.start, w.end, bm25(window_terms, 1.0, 0.0) AS score FROM window_terms "
+            "JOIN windows w ON w.id = window_terms.rowid WHERE window_terms MATCH ? ORDER BY score, w.id LIMIT ?"
+        )
+        with self._sql.lock:
+            try:
+                rows = self._sql.db.execute(sql, (expression, limit)).fetchall()
+            except sqlite3.OperationalError:
+                return []  # a read-only view of an index made before windows were: its chunks alone rank
+        return [WindowHit(ns, int(item), int(a), int(b), round(-float(score), 4)) for ns, item, a, b, score in rows]
+
     def indexed(self) -> set[tuple[str, int]]:
         """The items whose chunks are all in the index."""
         with self._sql.lock:
             return {(ns, int(item)) for ns, item in self._sql.db.execute("SELECT namespace, item FROM items")}
+
+    def windowed(self) -> set[tuple[str, int]]:
+        """The items whose windows are in the index."""
+        with self._sql.lock:
+            rows = self._sql.db.execute("SELECT DISTINCT namespace, item FROM windows")
+            return {(ns, int(item)) for ns, item in rows}
 
     def chunks(self, namespace: str, item: int) -> list[ChunkRecord]:
         with self._sql.lock:
@@ -333,6 +394,7 @@ class SqliteLexicalIndex:
     def delete(self, namespace: str) -> None:
         with self._sql.transaction() as db:
             self._drop(db, "namespace = ?", (namespace,))
+            self._drop_windows(db, "namespace = ?", (namespace,))
             db.execute("DELETE FROM items WHERE namespace = ?", (namespace,))
 
     def namespaces(self) -> set[str]:
@@ -349,12 +411,18 @@ class SqliteLexicalIndex:
         # FTS5 deletes only mark entries deleted; merging the segments drops them and frees their pages.
         with self._sql.transaction() as db:
             db.execute("INSERT INTO terms(terms) VALUES ('optimize')")
+            db.execute("INSERT INTO window_terms(window_terms) VALUES ('optimize')")
         self._sql.reclaim()
 
     @staticmethod
     def _drop(db: sqlite3.Connection, where: str, args: tuple[object, ...]) -> None:
         db.execute(f"DELETE FROM terms WHERE rowid IN (SELECT id FROM chunks WHERE {where})", args)
         db.execute(f"DELETE FROM chunks WHERE {where}", args)
+
+    @staticmethod
+    def _drop_windows(db: sqlite3.Connection, where: str, args: tuple[object, ...]) -> None:
+        db.execute(f"DELETE FROM window_terms WHERE rowid IN (SELECT id FROM windows WHERE {where})", args)
+        db.execute(f"DELETE FROM windows WHERE {where}", args)
 
     def close(self) -> None:
         self._sql.close()

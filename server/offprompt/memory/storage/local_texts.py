@@ -33,6 +33,7 @@ from offprompt.memory.records import Summary
 from offprompt.memory.storage.base import Candidate, LineMatch, Window
 from offprompt.memory.storage.files import write_atomically
 from offprompt.memory.storage.grep import GrepWorkers
+from offprompt.memory.storage.windows import widened
 from offprompt.tokens import TokenIndex
 
 __all__ = ["MAX_LINE_CHARS", "LocalTexts", "OnDisk", "TextSource", "searchable"]
@@ -111,6 +112,14 @@ class LocalTexts:
     def load(self, namespace: str, item: int) -> bytes:
         with self.held(namespace, item) as path:
             return path.read_bytes()
+
+    def span(self, namespace: str, item: int, start: int, end: int) -> tuple[int, str]:
+        """The text from byte `start` to `end` widened to whole lines or words (`windows.widened`): its first
+        byte and its text."""
+        with self.held(namespace, item) as path:
+            data = path.read_bytes()
+        a, b = widened(data, start, end)
+        return a, data[a:b].decode("utf-8", errors="replace")
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window:
         with self.held(namespace, item) as text_path:

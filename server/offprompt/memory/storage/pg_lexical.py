@@ -19,7 +19,7 @@ import math
 from collections.abc import Collection, Sequence
 from typing import Any, Final
 
-from offprompt.memory.storage.lexical import ChunkRecord, LexicalHit, name_parts, search_words, term_line
+from offprompt.memory.storage.lexical import ChunkRecord, LexicalHit, WindowHit, name_parts, search_words, term_line
 from offprompt.memory.storage.pg import PgDatabase
 
 __all__ = ["PgLexicalIndex"]
@@ -93,6 +93,15 @@ class PgLexicalIndex:
                     rows,
                 )
             conn.execute("INSERT INTO lexical_items VALUES (%s, %s) ON CONFLICT DO NOTHING", (namespace, item))
+
+    def add_windows(self, namespace: str, item: int, spans: Sequence[tuple[int, int]], texts: Sequence[str]) -> None:
+        pass  # not kept in a shared memory yet: its hybrid ranking keeps the words' first chunk only
+
+    def search_windows(self, query: str, namespaces: Collection[str] | None, limit: int) -> list[WindowHit]:
+        return []
+
+    def windowed(self) -> set[tuple[str, int]]:
+        return self.indexed()  # none kept, none to make
 
     def indexed(self) -> set[tuple[str, int]]:
         with self._db.connection() as conn:

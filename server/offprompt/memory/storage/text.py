@@ -56,6 +56,7 @@ from offprompt.memory.storage.indexing import (
     chunk_item,
     lower_priority,
     source_hint,
+    window_item,
 )
 from offprompt.memory.storage.local_texts import LocalTexts, OnDisk, searchable
 from offprompt.memory.storage.text_query import PERMANENT_FAILURES, TextSearch, describe_failure
@@ -107,6 +108,7 @@ class IndexedTextStorage:
         self._state = threading.Condition()  # guards the pending counts below
         self._pending_lexical: dict[str, int] = {}
         self._pending_dense: dict[str, int] = {}
+        self._pending_windows = 0  # texts chunked by an earlier version, whose windows are being made
         self._chunk_queue: queue.Queue[IndexJob | None] = queue.Queue()
         self._embed_queue = EmbedQueue()
         self._threads: list[threading.Thread] = []
@@ -125,13 +127,17 @@ class IndexedTextStorage:
         for namespace in self._lexical.namespaces() - stored:
             self._lexical.delete(namespace)
         chunked = self._lexical.indexed()
+        windowed = self._lexical.windowed()
         for sidecar in self._sidecars():
             if not json.loads(sidecar.read_bytes()).get("searchable", True):
                 continue
             job = IndexJob(sidecar.parent.name, int(sidecar.stem), fresh=False)
             if (job.namespace, job.item) not in chunked:
                 self._enqueue(job)
-            elif not sidecar.with_suffix(".embedded").exists():
+                continue
+            if (job.namespace, job.item) not in windowed:  # chunked by a version that made no windows
+                self._enqueue(replace(job, windows_only=True), chunk=False)
+            if not sidecar.with_suffix(".embedded").exists():
                 self._enqueue(job, chunk=False)
 
     # -- paths ---------------------------------------------------------------
@@ -298,7 +304,10 @@ class IndexedTextStorage:
         """Block until the background indexers have caught up; for tests and benchmarks."""
         with self._state:
             return self._state.wait_for(
-                lambda: self._closed or not any(c > 0 for c in self._pending_dense.values()), timeout
+                lambda: (
+                    self._closed or (not any(c > 0 for c in self._pending_dense.values()) and not self._pending_windows)
+                ),
+                timeout,
             )
 
     def close(self, wait: float = 10) -> None:
@@ -328,14 +337,17 @@ class IndexedTextStorage:
         with self._state:
             if chunk:
                 self._pending_lexical[job.namespace] = self._pending_lexical.get(job.namespace, 0) + 1
-            self._pending_dense[job.namespace] = self._pending_dense.get(job.namespace, 0) + 1
+            if job.windows_only:  # the windows alone: no query waits for them
+                self._pending_windows += 1
+            else:
+                self._pending_dense[job.namespace] = self._pending_dense.get(job.namespace, 0) + 1
             if not self._threads:
                 _INDEXING.add(self)
                 for name, run in (("offprompt-chunker", self._run_chunker), ("offprompt-embedder", self._run_embedder)):
                     thread = threading.Thread(target=run, name=name, daemon=True)
                     thread.start()
                     self._threads.append(thread)
-        if chunk:
+        if chunk or job.windows_only:
             self._chunk_queue.put(job)
         else:
             self._embed_queue.put(job, self._chunk_count(job))
@@ -351,6 +363,12 @@ class IndexedTextStorage:
         # text_query.CHUNKING_WAIT_SECONDS), and niced it lost the cores to the batch the model was embedding. It is
         # short, and Python: the GIL, not niceness, is what it shares with the calls being served.
         while (job := self._chunk_queue.get()) is not None:
+            if job.windows_only:
+                self._make_windows(job)
+                with self._state:
+                    self._pending_windows -= 1
+                    self._state.notify_all()
+                continue
             chunked = False
             try:
                 chunked = self._chunk(job)
@@ -359,6 +377,7 @@ class IndexedTextStorage:
             finally:
                 self._done(self._pending_lexical, job.namespace)
             if chunked:
+                self._make_windows(job)
                 self._make_records(job)
             try:
                 # After the count above: being searchable by words does not wait for the outline.
@@ -420,6 +439,13 @@ class IndexedTextStorage:
 
     def _chunk(self, job: IndexJob) -> bool:
         return chunk_item(self._texts, self._lexical, self._write_lock, job.namespace, job.item)
+
+    def _make_windows(self, job: IndexJob) -> None:
+        """The text's windows for the words' first window (`windows.py`), after its chunks are searchable."""
+        try:
+            window_item(self._texts, self._lexical, self._write_lock, job.namespace, job.item)
+        except Exception:
+            logger.exception("the windows of item %s of %s failed; its chunks alone rank", *_at(job))
 
     def _make_records(self, job: IndexJob) -> None:
         """A table's or a log's records, for memory_select (made now, after its words are searchable)."""

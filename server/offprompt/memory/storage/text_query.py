@@ -2,7 +2,8 @@
 
 `TextSearch.query` ranks in one of three modes: `dense` (cosine similarity of the embeddings: finds
 paraphrases), `lexical` (BM25 over words and identifiers) or `hybrid` (both scores, normalised, with coverage
-and definitions: see :mod:`ranking`; BM25's first chunk always among the first five). In `lexical` and
+and definitions: see :mod:`ranking`; BM25's first chunk, and its first window of characters
+(:mod:`windows`), always among the first five). In `lexical` and
 `hybrid`, a chunk that contains an identifier the query names (``ERR_CONN_RESET``, ``TimeoutExpired``, a path)
 ranks above every chunk that doesn't, as grep would. The indexes are the storage's (`indexes.py`'s protocols);
 the chunks' texts are read through its `LocalTexts`.
@@ -12,14 +13,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from typing import Final, get_args
 
-from offprompt.errors import ConfigError, CredentialsRefusedError, IncompatibleStoreError, InvalidArgumentError
+from offprompt.errors import (
+    ConfigError,
+    CredentialsRefusedError,
+    IncompatibleStoreError,
+    InvalidArgumentError,
+    NotFoundError,
+)
 from offprompt.memory import chunking
 from offprompt.memory.storage import ranking
 from offprompt.memory.storage.base import Candidate, Hit, Ranking, SearchMode
 from offprompt.memory.storage.coverage import coverage
-from offprompt.memory.storage.fusion import LEXICAL_FIRST_WITHIN, kept_within
+from offprompt.memory.storage.fusion import LEXICAL_FIRST_WITHIN, joined, kept_within
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord, identifiers
 from offprompt.memory.storage.local_texts import LocalTexts, searchable
@@ -115,9 +123,25 @@ class TextSearch:
         if mode != "hybrid":
             return Ranking(hits, by_words=unavailable)
         kept = _words_first(found)
+        window = self._words_window(query, namespaces)
+        if window is not None and hits:  # in the place of a passage it ranks as well as
+            window = replace(window, score=min(h.score for h in hits[:LEXICAL_FIRST_WITHIN]))
         if top_k >= LEXICAL_FIRST_WITHIN:  # fewer asked for: the fused best, as asked
-            hits = kept_within(hits, kept)
-        return Ranking(hits, by_words=unavailable, lexical_first=kept)
+            hits = kept_within(joined(hits, window), kept, window)
+        return Ranking(hits, by_words=unavailable, lexical_first=kept, lexical_window=window)
+
+    def _words_window(self, query: str, namespaces: Collection[str] | None) -> Hit | None:
+        """The window of characters plain BM25 ranks first (`windows.py`), widened to whole lines, as a passage."""
+        found = self._lexical.search_windows(query, namespaces, 1)
+        if not found:
+            return None
+        best = found[0]
+        try:
+            start, text = self._texts.span(best.namespace, best.item, best.start, best.end)
+            offset = self._texts.token_index(best.namespace, best.item).token_at(start)
+        except NotFoundError:
+            return None  # deleted since
+        return Hit(best.namespace, best.item, offset, 0.0, text, start)
 
     def _check(self, query: str, top_k: int, mode: SearchMode) -> None:
         """Refuse a query this search cannot answer, saying what to ask instead."""
