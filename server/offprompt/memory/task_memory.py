@@ -56,7 +56,7 @@ from offprompt.memory.settings import MemorySettings, backend_choice
 from offprompt.memory.storage import open_backends
 from offprompt.memory.storage.base import Hit, LineMatch, SearchMode, Storage, TextStorage, Window
 from offprompt.memory.storage.files import secure_and_sweep
-from offprompt.memory.storage.fusion import LEXICAL_FIRST_WITHIN, joined, kept_within, reciprocal_rank_fusion
+from offprompt.memory.storage.fusion import keeping_words_first, reciprocal_rank_fusion
 from offprompt.memory.storing import store_items
 from offprompt.memory.usage import Usage
 from offprompt.niceness import set_background
@@ -452,7 +452,7 @@ class TaskMemory:
             # The question's own words, as the model wrote it.
             words_first = (rankings[0].lexical_first, rankings[0].lexical_window)
             fused = reciprocal_rank_fusion([r.hits for r in rankings], top_k)
-            hits = with_lines(self.text, _keeping(fused, words_first, top_k))
+            hits = with_lines(self.text, keeping_words_first(fused, words_first, top_k))
             by_words = next((r.by_words for r in rankings if r.by_words), "")
 
         def in_scope(names: set[str]) -> list[str]:
@@ -467,7 +467,7 @@ class TaskMemory:
             spot = on_the_spot(self.text, self.catalog, " ".join(phrasings), [*unchunked, *missed], top_k)
             if spot:
                 fused = reciprocal_rank_fusion([hits, spot], top_k) if hits else spot[:top_k]
-                hits = with_lines(self.text, _keeping(fused, words_first, top_k))
+                hits = with_lines(self.text, keeping_words_first(fused, words_first, top_k))
         return Answer(hits, in_scope(self.text.pending(mode)), by_words, unchunked, left_out)
 
     def grep(
@@ -593,11 +593,3 @@ Progress = Callable[[str, int, int], None]
 def _json_size(text: str) -> int:
     """Bytes of `text` as a JSON string on the wire (UTF-8, escapes included)."""
     return len(json.dumps(text, ensure_ascii=False).encode("utf-8"))
-
-
-def _keeping(hits: list[Hit], words_first: tuple[Hit | None, Hit | None], top_k: int) -> list[Hit]:
-    """`hits` keeping the words' first chunk and window (`fusion.kept_within`) when five or more are asked for."""
-    if top_k < LEXICAL_FIRST_WITHIN:
-        return hits
-    chunk, window = words_first
-    return kept_within(joined(hits, window), chunk, window)

@@ -12,7 +12,7 @@ from typing import Final
 
 from offprompt.memory.storage.base import Hit
 
-__all__ = ["LEXICAL_FIRST_WITHIN", "RRF_K", "joined", "kept_within", "reciprocal_rank_fusion"]
+__all__ = ["LEXICAL_FIRST_WITHIN", "RRF_K", "joined", "keeping_words_first", "kept_within", "reciprocal_rank_fusion"]
 
 #: The usual constant of reciprocal rank fusion: rank 1 counts 1/61, rank 10 about 1/70; no list dominates.
 RRF_K: Final = 60
@@ -94,6 +94,15 @@ def joined(hits: Sequence[Hit], passage: Hit | None, within: int = LEXICAL_FIRST
     text = (head + tail).decode("utf-8", errors="replace") if _span(second)[1] > _span(first)[1] else first.text
     out[at] = Hit(shown.namespace, shown.item, first.offset, shown.score, text, first.start)
     return out
+
+
+def keeping_words_first(hits: list[Hit], words_first: tuple[Hit | None, Hit | None], top_k: int) -> list[Hit]:
+    """`hits` keeping the words' first chunk and window (`kept_within`, the window `joined` to a passage it
+    overlaps) when five or more are asked for."""
+    if top_k < LEXICAL_FIRST_WITHIN:
+        return hits
+    chunk, window = words_first
+    return kept_within(joined(hits, window), chunk, window)
 
 
 def _span(hit: Hit) -> tuple[int, int]:
