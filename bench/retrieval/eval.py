@@ -310,7 +310,8 @@ def main() -> int:
     out, listing = args.out or RESULTS / named, args.answers or LISTINGS / named
     for path, doc in ((out, summary(report)), (listing, report)):
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        # One space an indent level: a set's figures stay readable and bench/results under its 1 MB.
+        path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         print(f"\nwrote {path}")
     return 0
 
