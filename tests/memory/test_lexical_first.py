@@ -7,10 +7,13 @@ holding the question's words, the six sections rank above it, and before the fix
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from mcp import Client
 
 from offprompt.artifacts import TextArtifact
+from offprompt.memory.storage.pg import schema_name
 from offprompt.memory.task_memory import TaskMemory
 
 from ..support import meta
@@ -132,6 +135,21 @@ GUIDE_QUESTION = "Why doesn't retry_budget retry errors that happen during the h
 
 def test_the_words_first_window_is_among_the_five_hybrid_shows(memory: TaskMemory) -> None:
     namespace = memory.store([TextArtifact(value=GUIDE + "\n")], tool="docs.read").namespace
+    shows_the_guide_window(memory, namespace)
+
+
+@pytest.mark.postgres
+def test_a_shared_memory_shows_the_words_first_window_among_the_five_through_every_server(
+    open_memory: Callable[..., TaskMemory], chroma_url: str
+) -> None:
+    # Before its windows were kept in PostgreSQL, a shared memory kept the words' first chunk alone.
+    a, b = open_memory(chroma="http", chroma_url=chroma_url), open_memory(chroma="http", chroma_url=chroma_url)
+    namespace = a.store([TextArtifact(value=GUIDE + "\n")], tool="docs.read").namespace
+    for memory in (a, b):
+        shows_the_guide_window(memory, namespace)
+
+
+def shows_the_guide_window(memory: TaskMemory, namespace: str) -> None:
     assert memory.text.wait_indexed(600)
     by_words, _ = memory.query(GUIDE_QUESTION, namespace, 5, mode="lexical")
     assert not any(ANSWER in h.text for h in by_words)  # what the chunks' words rank first does not hold it
@@ -140,3 +158,21 @@ def test_the_words_first_window_is_among_the_five_hybrid_shows(memory: TaskMemor
     assert any(ANSWER in h.text for h in hybrid)
     shown = next(h for h in hybrid if ANSWER in h.text)
     assert shown.text.startswith("Note that the handshake")  # widened to the start of its line
+
+
+@pytest.mark.postgres
+def test_a_text_a_shared_memory_chunked_without_windows_gets_them_when_a_server_starts(
+    open_memory: Callable[..., TaskMemory], chroma_url: str, postgres_dsn: str, memory_name: str
+) -> None:
+    import psycopg
+
+    a = open_memory(chroma="http", chroma_url=chroma_url)
+    namespace = a.store([TextArtifact(value=GUIDE + "\n")], tool="docs.read").namespace
+    assert a.text.wait_indexed(600)
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:  # as a version that made no windows left it
+        conn.execute(f'DELETE FROM "{schema_name(memory_name)}".windows')
+    hybrid, _ = a.query(GUIDE_QUESTION, namespace, 5, mode="hybrid")
+    assert not any(ANSWER in h.text for h in hybrid)
+    b = open_memory(chroma="http", chroma_url=chroma_url)  # a server starting (or `offprompt memory reindex`)
+    for memory in (b, a):
+        shows_the_guide_window(memory, namespace)

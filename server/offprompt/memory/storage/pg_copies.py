@@ -1,17 +1,21 @@
 """A shared memory's local copies of the texts a server read (`raw/`, the layout `local_texts.LocalTexts` reads),
-written atomically and kept to `cache_bytes`: the least recently read go first, never one a read holds."""
+fetched from its database, written atomically and kept to `cache_bytes`: the least recently read go first, never
+one a read holds."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import threading
+import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Final
 
 from offprompt.memory.storage.files import FILE_MODE, private_dir
+from offprompt.memory.storage.pg import PgDatabase
 
 
 def write_copy(path: Path, data: bytes) -> None:
@@ -27,15 +31,15 @@ def write_copy(path: Path, data: bytes) -> None:
 
 class ReadThrough:
     """This server's copies of stored texts (the `TextSource` its reads go through), kept to `limit` bytes: a
-    missing one is fetched from the database (`fetch`), the least recently read go first, and a copy a read holds
-    is never evicted under it."""
+    missing one is fetched from the database, the least recently read go first, and a copy a read holds is never
+    evicted under it."""
 
     _SUFFIXES: Final = (".txt", ".idx", ".lines", ".outline.json", ".json", ".records", ".records.json")
 
-    def __init__(self, raw: Path, limit: int, fetch: Callable[[str, int], bool]) -> None:
+    def __init__(self, raw: Path, limit: int, db: PgDatabase) -> None:
         self._raw = raw
         self._limit = limit
-        self._fetch = fetch
+        self._db = db
         self._lock = threading.Lock()
         self._order: OrderedDict[tuple[str, int], int] = OrderedDict()  # oldest read first, with its bytes
         self._pins: Counter[tuple[str, int]] = Counter()  # copies reads hold now
@@ -91,6 +95,46 @@ class ReadThrough:
                 for suffix in self._SUFFIXES:  # the text first: without it, the copy counts as absent
                     with contextlib.suppress(FileNotFoundError):
                         self._path(victim, suffix).unlink()
+
+    def _fetch(self, namespace: str, item: int) -> bool:
+        """Copy a stored text (and its indexes) from the database; False if there is none."""
+        with self._db.connection() as conn:
+            row = conn.execute(
+                "SELECT data, token_index, line_index, outline, sidecar FROM texts WHERE namespace = %s AND item = %s",
+                (namespace, item),
+            ).fetchone()
+        if row is None:
+            return False
+        data, tokens, lines, entries, sidecar = row
+        entries = None if entries is None else bytes(entries)
+        self.write(namespace, item, bytes(data), bytes(tokens), bytes(lines), entries, sidecar.encode())
+        return True
+
+    def write(
+        self, namespace: str, item: int, text: bytes, tokens: bytes, lines: bytes, entries: bytes | None, sidecar: bytes
+    ) -> None:
+        """Write a stored text's copy (its outline's `entries` if it has one), the text last (its presence means
+        "copied"), and count it."""
+        files = {".idx": tokens, ".lines": lines, ".outline.json": entries, ".json": sidecar, ".txt": text}
+        for suffix, data in files.items():
+            if data is not None:
+                write_copy(self._path((namespace, item), suffix), data)
+        self.added(namespace, item)
+
+    def sweep(self, stored: Collection[str], min_age: float) -> list[str]:
+        """Drop the copies of the namespaces not `stored` (deleted or expired through another server), but for
+        those younger than `min_age` seconds (their store may still be writing them); the namespaces dropped."""
+        now, dropped = time.time(), []
+        for folder in self._raw.iterdir() if self._raw.is_dir() else []:
+            try:
+                old = now - folder.stat().st_mtime >= min_age
+            except FileNotFoundError:
+                continue
+            if folder.is_dir() and folder.name not in stored and old:
+                shutil.rmtree(folder, ignore_errors=True)
+                self.dropped(folder.name)
+                dropped.append(folder.name)
+        return dropped
 
     def dropped(self, namespace: str) -> None:
         """The namespace's copies were removed (deleted, or swept)."""

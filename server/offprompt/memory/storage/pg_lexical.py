@@ -1,11 +1,13 @@
-"""Lexical search over a shared memory's chunks: PostgreSQL full-text search, ranked by `ts_rank`.
+"""Lexical search over a shared memory's chunks and windows: PostgreSQL full-text search, ranked by `ts_rank`.
 
 The terms are the same as FTS5's (`lexical.terms`: identifiers whole and by their parts), written without
 their underscores so PostgreSQL's parser keeps each one a single word (``err_conn_reset`` is indexed as
 ``errconnreset``, next to ``err``, ``conn`` and ``reset``); the `english` configuration then stems them and
 drops stop words. A chunk's titles (context, headings, names) carry weight A, its text weight D, weighted
 TITLE_WEIGHT to 1 as in FTS5. `ts_rank` knows no inverse document frequency, so each query word's rank is
-weighted by its IDF over the chunks in scope: the rarer a word, the more it counts, as in BM25.
+weighted by its IDF over the chunks in scope: the rarer a word, the more it counts, as in BM25. A text's windows
+of characters (`windows.py`) are ranked the same way in a table of their own (text only, IDF over the windows),
+for the words' first window the hybrid ranking keeps (`text_query.py`).
 
 On the retrieval eval (`bench/retrieval/eval.py --lexical-only [--postgres DSN]`, 132 questions) this ranks
 within a document as FTS5 does at rank 1 (R@1 0.636 vs 0.629) and a little below at 5 (R@5 0.780 vs 0.833);
@@ -41,6 +43,16 @@ CREATE INDEX IF NOT EXISTS chunks_doc ON chunks USING GIN (doc);
 CREATE TABLE IF NOT EXISTS lexical_items (
     namespace TEXT NOT NULL, item INTEGER NOT NULL, PRIMARY KEY (namespace, item)
 );
+CREATE TABLE IF NOT EXISTS windows (
+    id BIGSERIAL PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    item INTEGER NOT NULL,
+    start_byte BIGINT NOT NULL,
+    end_byte BIGINT NOT NULL,
+    doc TSVECTOR NOT NULL
+);
+CREATE INDEX IF NOT EXISTS windows_by_item ON windows (namespace, item);
+CREATE INDEX IF NOT EXISTS windows_doc ON windows USING GIN (doc);
 """
 #: ts_rank's weights for labels D, C, B, A: text (D) 1, titles (A) 4, as FTS5's TITLE_WEIGHT.
 _WEIGHTS: Final = "{0.25, 0, 0, 1}"
@@ -95,13 +107,40 @@ class PgLexicalIndex:
             conn.execute("INSERT INTO lexical_items VALUES (%s, %s) ON CONFLICT DO NOTHING", (namespace, item))
 
     def add_windows(self, namespace: str, item: int, spans: Sequence[tuple[int, int]], texts: Sequence[str]) -> None:
-        pass  # not kept in a shared memory yet: its hybrid ranking keeps the words' first chunk only
+        """Index an item's windows of characters (`windows.py`), replacing any earlier ones: their text as a
+        chunk's, weight D (a window has no titles)."""
+        rows = [(namespace, item, a, b, _document(text)) for (a, b), text in zip(spans, texts, strict=True)]
+        with self._db.transaction() as conn:
+            conn.execute("DELETE FROM windows WHERE namespace = %s AND item = %s", (namespace, item))
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO windows (namespace, item, start_byte, end_byte, doc) "
+                    "VALUES (%s, %s, %s, %s, setweight(to_tsvector('english', %s), 'D'))",
+                    rows,
+                )
 
     def search_windows(self, query: str, namespaces: Collection[str] | None, limit: int) -> list[WindowHit]:
-        return []
+        """The windows that best match the query, ranked as chunks are (each word's ts_rank times its IDF, here
+        over the windows in scope); none for an item indexed before windows were."""
+        words = search_words(query)
+        if not words or (namespaces is not None and not namespaces):
+            return []
+        scope, scope_args = self._scope(namespaces)
+        with self._db.connection() as conn:
+            lexemes = self._idf(conn, words, namespaces, "windows")
+            if not lexemes:
+                return []
+            score, score_args = self._score(lexemes)
+            rows = conn.execute(
+                f"SELECT c.namespace, c.item, c.start_byte, c.end_byte, {score} AS score FROM windows c "
+                f"WHERE c.doc @@ to_tsquery('english', %s) {scope} ORDER BY score DESC, c.id LIMIT %s",
+                (*score_args, " | ".join(f"({q})" for q, _ in lexemes), *scope_args, limit),
+            ).fetchall()
+        return [WindowHit(ns, int(item), int(a), int(b), round(float(s), 4)) for ns, item, a, b, s in rows]
 
     def windowed(self) -> set[tuple[str, int]]:
-        return self.indexed()  # none kept, none to make
+        with self._db.connection() as conn:
+            return {(ns, int(item)) for ns, item in conn.execute("SELECT DISTINCT namespace, item FROM windows")}
 
     def indexed(self) -> set[tuple[str, int]]:
         with self._db.connection() as conn:
@@ -127,14 +166,16 @@ class PgLexicalIndex:
             rows = conn.execute("SELECT namespace, item, COUNT(*) FROM chunks GROUP BY namespace, item")
             return {(ns, int(item)): int(n) for ns, item, n in rows}
 
-    def _idf(self, conn: Any, words: Sequence[str], namespaces: Collection[str] | None) -> list[tuple[str, float]]:
-        """Each query word that is a lexeme, with its inverse document frequency over the chunks in scope (one
-        round trip: a query is a few of these)."""
+    def _idf(
+        self, conn: Any, words: Sequence[str], namespaces: Collection[str] | None, table: str = "chunks"
+    ) -> list[tuple[str, float]]:
+        """Each query word that is a lexeme, with its inverse document frequency over the `table`'s rows in scope
+        (one round trip: a query is a few of these)."""
         scope, args = self._scope(namespaces)
         rows = conn.execute(
             "WITH words AS (SELECT plainto_tsquery('english', w)::text AS q FROM unnest(%s::text[]) AS w) "
-            f"SELECT q, (SELECT COUNT(*) FROM chunks c WHERE c.doc @@ words.q::tsquery {scope}), "
-            f"(SELECT COUNT(*) FROM chunks c WHERE TRUE {scope}) FROM words WHERE q <> ''",
+            f"SELECT q, (SELECT COUNT(*) FROM {table} c WHERE c.doc @@ words.q::tsquery {scope}), "
+            f"(SELECT COUNT(*) FROM {table} c WHERE TRUE {scope}) FROM words WHERE q <> ''",
             ([_word(w) for w in words], *args, *args),
         ).fetchall()
         lexemes: dict[str, float] = {}
@@ -212,6 +253,7 @@ class PgLexicalIndex:
     def delete(self, namespace: str) -> None:
         with self._db.transaction() as conn:
             conn.execute("DELETE FROM chunks WHERE namespace = %s", (namespace,))
+            conn.execute("DELETE FROM windows WHERE namespace = %s", (namespace,))
             conn.execute("DELETE FROM lexical_items WHERE namespace = %s", (namespace,))
 
     def namespaces(self) -> set[str]:

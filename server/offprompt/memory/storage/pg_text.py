@@ -2,13 +2,13 @@
 
 `store` writes the text, its token index, line index and outline, and an indexing job, in one transaction:
 the reference it returns is readable through every server at once. A job is chunked (the chunks and their
-words go to the lexical index in PostgreSQL), then embedded slice by slice into the Chroma server, if there is
-one. Each server runs two indexing threads, one per stage, so chunking (search by words within a second of a
-store) never waits behind embedding; both take jobs from the `jobs` table (`FOR UPDATE SKIP LOCKED`, so no two
-take the same one) with a lease. A heartbeat renews the leases a server holds while it works; a server that
-dies or stops mid-job stops renewing, and another takes the job over when the lease runs out, from the last
-batch recorded as done. Each claim counts `taken` up, and every write of a holder checks that count (a
-fencing token): a holder that lost its lease, stopped past it, writes nothing more.
+words, then the text's windows of characters, go to the lexical index in PostgreSQL), then embedded slice by
+slice into the Chroma server, if there is one. Each server runs two indexing threads, one per stage, so chunking
+(search by words within a second of a store) never waits behind embedding; both take jobs from the `jobs` table
+(`FOR UPDATE SKIP LOCKED`, so no two take the same one) with a lease. A heartbeat renews the leases a server
+holds while it works; a server that dies or stops mid-job stops renewing, and another takes the job over when
+the lease runs out, from the last batch recorded as done. Each claim counts `taken` up, and every write of a
+holder checks that count (a fencing token): a holder that lost its lease, stopped past it, writes nothing more.
 
 Each server keeps a read-through copy of the texts it reads in its own data directory (`raw/`, the layout
 `local_texts.LocalTexts` reads): a stored text never changes, so the copy is good until the namespace is
@@ -40,11 +40,18 @@ from offprompt.memory.records import Summary
 from offprompt.memory.storage.base import IndexState, LineMatch, Ranking, SearchMode, StoredItem, Window
 from offprompt.memory.storage.files import private_dir
 from offprompt.memory.storage.indexes import DenseIndex, LexicalIndex
-from offprompt.memory.storage.indexing import EMBED_BATCH, EMBED_SLICE, chunk_item, lower_priority, source_hint
+from offprompt.memory.storage.indexing import (
+    EMBED_BATCH,
+    EMBED_SLICE,
+    chunk_item,
+    lower_priority,
+    source_hint,
+    window_item,
+)
 from offprompt.memory.storage.local_texts import LocalTexts, searchable
 from offprompt.memory.storage.no_dense import NO_VECTORS, NoDenseIndex
 from offprompt.memory.storage.pg import PgDatabase
-from offprompt.memory.storage.pg_copies import ReadThrough, write_copy
+from offprompt.memory.storage.pg_copies import ReadThrough
 from offprompt.memory.storage.text_query import TextSearch
 from offprompt.tokens import TokenIndex, index_tokens, well_formed
 
@@ -137,7 +144,7 @@ class SharedTextStorage:
         self._lexical = lexical
         self._dense = dense
         self._write_lock = threading.Lock()  # orders deletes against the indexers' writes
-        self._copies = ReadThrough(self._raw, cache_bytes, self._fetch)
+        self._copies = ReadThrough(self._raw, cache_bytes, db)
         self._texts = LocalTexts(self._raw, self._copies, self._write_lock)
         self._search = TextSearch(lexical, dense, self._texts, self.wait_chunked)
         self._vectors = not isinstance(dense, NoDenseIndex)
@@ -152,6 +159,7 @@ class SharedTextStorage:
         self._stopping = threading.Event()
         db.ensure_schema(SCHEMA)
         if index:
+            self._queue_windows()
             stages = ["chunk", "embed"] if self._vectors and embed else ["chunk"]
             threads = [
                 *(
@@ -170,41 +178,9 @@ class SharedTextStorage:
 
     # -- the local copy --------------------------------------------------------
 
-    def _fetch(self, namespace: str, item: int) -> bool:
-        """Copy a stored text (and its indexes) from the database; False if there is none."""
-        with self._db.connection() as conn:
-            row = conn.execute(
-                "SELECT data, token_index, line_index, outline, sidecar FROM texts WHERE namespace = %s AND item = %s",
-                (namespace, item),
-            ).fetchone()
-        if row is None:
-            return False
-        data, tokens, lines, entries, sidecar = row
-        write_copy(self._path(namespace, item, ".idx"), bytes(tokens))
-        write_copy(self._path(namespace, item, ".lines"), bytes(lines))
-        if entries is not None:
-            write_copy(self._path(namespace, item, ".outline.json"), bytes(entries))
-        write_copy(self._path(namespace, item, ".json"), sidecar.encode())
-        write_copy(self._path(namespace, item, ".txt"), bytes(data))  # last: its presence means "copied"
-        self._copies.added(namespace, item)
-        return True
-
     def sweep_copies(self, min_age: float = _SWEEP_AGE_SECONDS) -> list[str]:
         """Drop this server's copies of namespaces no longer stored (deleted or expired through another server)."""
-        if not self._raw.is_dir():
-            return []
-        stored = self.namespaces()
-        now, dropped = time.time(), []
-        for folder in self._raw.iterdir():
-            try:
-                old = now - folder.stat().st_mtime >= min_age
-            except FileNotFoundError:
-                continue
-            if folder.is_dir() and folder.name not in stored and old:
-                shutil.rmtree(folder, ignore_errors=True)
-                self._copies.dropped(folder.name)
-                dropped.append(folder.name)
-        return dropped
+        return self._copies.sweep(self.namespaces(), min_age) if self._raw.is_dir() else []
 
     # -- Storage -----------------------------------------------------------------
 
@@ -229,13 +205,7 @@ class SharedTextStorage:
             if searchable:
                 conn.execute("INSERT INTO jobs (namespace, item, stage) VALUES (%s, %s, 'chunk')", (namespace, item))
         # This server's copy, so that reading back what it just stored needs no round trip.
-        write_copy(self._path(namespace, item, ".idx"), index.to_bytes())
-        write_copy(self._path(namespace, item, ".lines"), lines.to_bytes())
-        if entries is not None:
-            write_copy(self._path(namespace, item, ".outline.json"), entries)
-        write_copy(self._path(namespace, item, ".json"), sidecar.encode())
-        write_copy(self._path(namespace, item, ".txt"), data)
-        self._copies.added(namespace, item)
+        self._copies.write(namespace, item, data, index.to_bytes(), lines.to_bytes(), entries, sidecar.encode())
         if searchable:
             self._wake["chunk"].set()
         return StoredItem(tokens=index.tokens, bytes=len(data), outline=made)
@@ -335,7 +305,8 @@ class SharedTextStorage:
     # -- what is still indexing, across servers -------------------------------------
 
     def pending(self, mode: SearchMode = "hybrid") -> set[str]:
-        stage = "WHERE stage = 'chunk'" if mode == "lexical" or not self._vectors else ""
+        # A text's windows alone ('window') hold back no query: it is searchable without them.
+        stage = "WHERE stage = 'chunk'" if mode == "lexical" or not self._vectors else "WHERE stage <> 'window'"
         try:
             with self._db.connection() as conn:
                 return {ns for (ns,) in conn.execute(f"SELECT DISTINCT namespace FROM jobs {stage}")}
@@ -398,7 +369,7 @@ class SharedTextStorage:
         wake = self._wake[stage]
         while not self._closed:
             try:
-                claim = self._claim(stage)
+                claim = self._claim(stage) or (self._claim("window") if stage == "chunk" else None)
                 if claim is None:
                     if stage == "chunk" and time.monotonic() - swept >= SWEEP_SECONDS:
                         self.sweep_copies()
@@ -483,8 +454,37 @@ class SharedTextStorage:
 
     # -- the work of a job ----------------------------------------------------------------
 
+    def _queue_windows(self) -> None:
+        """Queue a 'window' job for each text chunked by a version that made no windows (`windows.py`): the chunk
+        stage's threads make them when no text waits to be chunked."""
+        missing = sorted(self._lexical.indexed() - self._lexical.windowed())
+        with self._db.connection() as conn:
+            conn.execute(
+                "INSERT INTO jobs (namespace, item, stage) SELECT t.namespace, t.item, 'window' FROM texts t JOIN "
+                "unnest(%s::text[], %s::int[]) AS m(namespace, item) USING (namespace, item) ON CONFLICT DO NOTHING",
+                ([ns for ns, _ in missing], [item for _, item in missing]),
+            )
+
+    def _make_windows(self, namespace: str, item: int) -> None:
+        """The text's windows for the words' first window (`windows.py`); written before its job moves on, so a
+        delete meanwhile is caught by the same fence as its chunks (a query scoped to the text waits for them:
+        0.35 s for 1 MB of words on a local PostgreSQL)."""
+        try:
+            window_item(self._texts, self._lexical, self._write_lock, namespace, item)
+        except StoreUnavailableError:
+            raise
+        except Exception:
+            logger.exception("the windows of item %s of %s failed; its chunks alone rank", item, namespace)
+
     def _work(self, claim: Claim) -> None:
         namespace, item = claim.namespace, claim.item
+        if claim.stage == "window":
+            self._make_windows(namespace, item)
+            with self._db.connection() as conn:
+                finished = self._finish(conn, claim)
+            if not finished:
+                self._drop_if_deleted(namespace)
+            return
         if claim.stage == "chunk":
             try:
                 chunked = chunk_item(self._texts, self._lexical, self._write_lock, namespace, item)
@@ -495,6 +495,8 @@ class SharedTextStorage:
                     "chunking item %s of %s failed; it stays readable but is not searchable", item, namespace
                 )
                 chunked = False
+            if chunked:
+                self._make_windows(namespace, item)
             with self._db.connection() as conn:
                 if chunked and self._vectors:
                     moved = conn.execute(
