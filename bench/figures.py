@@ -26,6 +26,10 @@ The selector is shell-quoted words:
 
 A `row` that selects nothing is an error, so a renamed metric fails the check instead of dropping a row. A
 marker inside a fenced code block is an example, not a marker.
+
+The word `as-run` marks a table that is the record of one run on purpose (a question set or a fresh
+repository set run once, before it was spent): the check does not list its file as stale when the code it
+measured changes, but lists it apart, with the commit of its run, as kept as run.
 """
 
 from __future__ import annotations
@@ -113,6 +117,7 @@ class Selector:
     at: str
     cols: list[tuple[str, str | None]]  # (path, header)
     label: str
+    as_run: bool = False  # the record of one run, kept as it ran: never stale
 
 
 def _named(value: str) -> tuple[str, str | None]:
@@ -124,9 +129,12 @@ def _named(value: str) -> tuple[str, str | None]:
 def parse_selector(selector: str) -> Selector:
     parsed = Selector([], [], "", [], "")
     for word in shlex.split(selector):
+        if word == "as-run":
+            parsed.as_run = True
+            continue
         key, sep, value = word.partition("=")
         if not sep or key not in {"section", "row", "at", "col", "label"}:
-            raise FigureError(f"selector word {word!r}: use section=, row=, at=, col= or label=")
+            raise FigureError(f"selector word {word!r}: use section=, row=, at=, col=, label= or as-run")
         if key == "section":
             parsed.sections.append(value)
         elif key == "row":
@@ -371,15 +379,25 @@ def check_page(text: str, root: Path = REPO) -> list[str]:
     return problems
 
 
-def named_files(root: Path = REPO) -> list[str]:
-    """Every results file a marker names, once each, in page order."""
-    names: dict[str, None] = {}
+def named_files(root: Path = REPO, *, as_run: bool | None = None) -> list[str]:
+    """Every results file a marker names, once each, in page order; with `as_run`, only the files every marker
+    naming them marks `as-run` (True) or the others (False)."""
+    names: dict[str, bool] = {}
     for page in pages(root):
         try:
-            names.update((block.file, None) for block in blocks(page.read_text(encoding="utf-8")))
+            for block in blocks(page.read_text(encoding="utf-8")):
+                kept = _as_run(block.selector)
+                names[block.file] = names.get(block.file, True) and kept
         except (OSError, FigureError):  # the check reports those
             continue
-    return list(names)
+    return [name for name, kept in names.items() if as_run is None or kept == as_run]
+
+
+def _as_run(selector: str) -> bool:
+    try:
+        return parse_selector(selector).as_run
+    except (FigureError, ValueError):  # the check reports it
+        return False
 
 
 # --- staleness ---------------------------------------------------------------------------------------------
@@ -455,9 +473,21 @@ def runs_of(doc: Any) -> list[tuple[str, str | None]]:
 
 
 def stale(root: Path = REPO) -> list[str]:
-    """`FILE: why` for each results file a table is made from that may be stale, by file name."""
+    """`FILE: why` for each results file a table is made from that may be stale, by file name (a file only
+    `as-run` tables read is a record of its run, never stale)."""
     check = Staleness(root)
-    return [f"{file}: {why}" for file in sorted(named_files(root)) if (why := staleness(file, root, check))]
+    files = sorted(named_files(root, as_run=False))
+    return [f"{file}: {why}" for file in files if (why := staleness(file, root, check))]
+
+
+def kept_as_run(root: Path = REPO) -> list[str]:
+    """`FILE: run at COMMIT` for each results file only `as-run` tables read."""
+    found = []
+    for file in sorted(named_files(root, as_run=True)):
+        path = root / file
+        runs = runs_of(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else []
+        found.append(f"{file}: run at {', '.join(commit for commit, _ in runs) or 'no commit stamped'}")
+    return found
 
 
 def main() -> int:
@@ -479,6 +509,8 @@ def main() -> int:
         failed = failed or bool(problems)
     if args.check and (listed := stale()):
         print("figures that may be stale (listed, not a failure):", *listed, sep="\n  ")
+    if args.check and (kept := kept_as_run()):
+        print("figures kept as their run (as-run tables):", *kept, sep="\n  ")
     return 1 if failed else 0
 
 

@@ -127,3 +127,19 @@ def test_a_dirty_tree_or_no_stamp_stays_listed(tmp_path: Path) -> None:
     (root / "bench/results/no_command.json").write_text(json.dumps({"commit": _git(root, "rev-parse", "HEAD~1")}))
     _commit(root, {"server/offprompt/ranking.py": "rank = reversed\n"}, "ranking changed")
     assert "no command stamped" in (figures.staleness("bench/results/no_command.json", root) or "")
+
+
+def test_a_table_kept_as_its_run_is_listed_apart_never_stale(tmp_path: Path) -> None:
+    """A run-once set's table is the record of that run: a later change to what it measured does not make it
+    stale (re-running it would give a tuned figure, another thing), and the check says which run it keeps."""
+    root = _measured(tmp_path)
+    run_at = _git(root, "rev-parse", "--short=7", "HEAD~1")
+    page = (
+        "<!-- figures: bench/results/frozen.json as-run -->\n<!-- /figures -->\n\n"
+        "<!-- figures: bench/results/store.json -->\n<!-- /figures -->\n"
+    )
+    _commit(root, {"docs/figures.md": page}, "a page reads both")
+    _commit(root, {"bench/retrieval/generated.py": "Q = []\n", "server/offprompt/tokens.py": "count = sum\n"}, "both")
+    listed = figures.stale(root)
+    assert [line.split(":")[0] for line in listed] == ["bench/results/store.json"]
+    assert figures.kept_as_run(root) == [f"bench/results/frozen.json: run at {run_at}"]
