@@ -11,6 +11,7 @@ import argparse
 import importlib
 import os
 import shlex
+import signal
 import sys
 import tempfile
 import time
@@ -50,7 +51,21 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+#: The stop signals a section sends the servers it starts (startup, opening).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+def stops_at_their_defaults() -> None:
+    """The servers a section starts get the stop signals at their defaults, as a client starts them. A signal
+    ignored here would be inherited (a shell's background job ignores SIGINT and SIGQUIT; nohup, SIGHUP), and a
+    server that keeps an ignored stop signal ignored, as offprompt and the SDK's servers do, would not stop."""
+    for stop in STOP_SIGNALS:
+        if signal.getsignal(stop) == signal.SIG_IGN:
+            signal.signal(stop, signal.default_int_handler if stop == signal.SIGINT else signal.SIG_DFL)
+
+
 def main(argv: list[str] | None = None) -> int:
+    stops_at_their_defaults()
     args = _parse(argv)
     only = [s for s in args.only.split(",") if s]
     skip = {s for s in args.skip.split(",") if s}
