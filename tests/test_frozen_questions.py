@@ -1,9 +1,10 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
-`bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84 and `frozen-4/` 96, each set
-written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose,
-committed before the set's first run. They only report: a ranking change is chosen on other questions. If one of
-these files changes, the set no longer measures what nobody here tuned on, and this test says so.
+`bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95
+and `frozen-6/` 107, each set written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and
+the documents they chose, committed before the set's first run. They only report: a ranking change is chosen on
+other questions. If one of these files changes, the set no longer measures what nobody here tuned on, and this
+test says so.
 """
 
 from __future__ import annotations
@@ -97,6 +98,22 @@ SHA256_5 = {
     "docs/tests_dateutil-pytest-G.txt": "0477b76f600bdbfeef493fa9b74a75aa26520c3cba8268185092b4281ae7061e",
 }
 
+FROZEN_6 = REPO / "bench" / "retrieval" / "data" / "frozen-6"
+SHA256_6 = {
+    "WRITER_PROMPT.md": "a985a42d73d8671b9360465abc994ed8fd59b2a08f79307611cd1f552140fee7",
+    "qa-I.jsonl": "94a84476f72331974e7f2add340d5e386af1b98c8d70a7c3f79f7e1137bcfc19",
+    "qa-J.jsonl": "10a9f6d68cd8b5cc7a91eb6e2a79966b1eb971c86b741c3b7637316264a77d22",
+    "docs/code_pydantic-core-error-types-J.rs": "1118c499baac379fdc7e4334f33ca95477f9dcfca2c188aeafd4526076a67fb6",
+    "docs/commits_python-tabulate-I.txt": "35e15970e5c91395faca7405347e5c895e33f9efdf54bed379aafab94bdfc4eb",
+    "docs/json_pip-inspect-I.json": "3634d12c5d7f31947ed69ada97cfe6033f8d03724662b8e16369cca741be5ebb",
+    "docs/logs_postgresql-pkgmeta-session-J.log": "b39fe24845e83edfe2191fd1766eece383e835de54e5d7a60d6f936b12675d41",
+    "docs/page_ply-docs-J.txt": "17bef9743fca2d8f5a82562d941769f5f73cdb3a850234cca20a107535f5b864",
+    "docs/table_installed-dists-I.csv": "eddb877bd19792579a85001017cf22b33dd999213205cddfa9a9cc29f445e3a6",
+    "docs/table_networkx-modules-I.md": "6df5715f261f60e883c8545d9632f00cbf5acc3514bbaa536d22db3142e2261d",
+    "docs/table_vim-syntax-ls-J.txt": "d3f9fe1a6bc291911729bf1437b9f4b02d0ed8c9f768c749115b5794046f3c1c",
+    "docs/tests_attrs-pytest-I.txt": "6d6c4691bd421b2c076f01b4d55d641341594078510e5eea025c2af6bee867b9",
+}
+
 #: Each set: its folder, its files' digests, its writers' letters, and how many questions they wrote.
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
@@ -104,6 +121,7 @@ SETS = [
     pytest.param(FROZEN_3, SHA256_3, "CD", 84, id="frozen-3"),
     pytest.param(FROZEN_4, SHA256_4, "EF", 96, id="frozen-4"),
     pytest.param(FROZEN_5, SHA256_5, "GH", 95, id="frozen-5"),
+    pytest.param(FROZEN_6, SHA256_6, "IJ", 107, id="frozen-6"),
 ]
 
 
