@@ -3,6 +3,7 @@ script does."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import mcp_types as mt
@@ -10,7 +11,9 @@ import pytest
 from mcp import Client
 
 from offprompt.artifacts import TextArtifact, from_block, from_result
+from offprompt.memory.shown import ANSWER_TOKENS
 from offprompt.memory.task_memory import TaskMemory
+from offprompt.tokens import count_tokens
 from offprompt.tool_args import _lean
 
 from .support import chunker_held, meta, text_of
@@ -179,3 +182,54 @@ async def test_a_query_within_one_output_names_places_by_item_and_line_and_says_
     assert len(meta(found)["more"]) == 10  # a client script still gets every candidate
     across = text_of(await client.call_tool("memory_query", {**args, "artifact_namespace": None}))
     assert across.startswith(f"[1] artifact_namespace {ns} item 0 line ")
+
+
+def _listing(rows: int) -> str:
+    """`ls -l` of a folder of manual pages, in the shape of a real one (lines of the same shape written here)."""
+    months = ("Jan", "Mar", "May", "Oct")
+    return "".join(
+        f"-rw-r--r-- 1 root root {1000 + 37 * n:5d} {months[n % 4]} {1 + n % 28:2d}  2023 "
+        f"Pkg::{'Compression' if n % 9 == 0 else 'Control'}::Part{n}.3perl.gz\n"
+        for n in range(600)
+    )
+
+
+async def test_a_query_shows_no_line_twice(memory: TaskMemory, client: Client) -> None:
+    # Before: neighbouring chunks share lines and the words' first window overlaps a chunk, so two of the five
+    # passages of a listing were the same lines (a fifth of the answer said twice).
+    ns = memory.store([TextArtifact(value=_listing(600))], tool="fs.ls").namespace
+    assert memory.text.wait_chunked([ns], 60)
+    found = await client.call_tool("memory_query", {"query": "compression manual page", "artifact_namespace": ns})
+    results = meta(found)["results"]
+    assert len(results) == 5
+    shown = [r["line"] + k for r in results for k in range(r["text"].count("\n"))]
+    assert len(shown) == len(set(shown)), "a line is shown in two passages"
+    assert all(f"item 0 line {r['line']} " in text_of(found) for r in results)
+
+
+async def test_the_default_answer_stays_within_its_budget_and_keeps_the_best_rows(
+    memory: TaskMemory, client: Client
+) -> None:
+    # A table of certificates: every row holds two long fingerprints, so five whole chunks and ten candidates
+    # came to 2,600 tokens; the default answer is held to ANSWER_TOKENS by cutting the last passages to the
+    # lines around their best line.
+    rows = ["#\tname\tcountry\tkey\tsha1\tsha256"]
+    for n in range(400):
+        digest = hashlib.sha256(str(n).encode()).hexdigest()
+        rows.append(
+            f"{n}\tRoot CA {n} of Authority {n % 37}\t{('DE', 'TR', 'US')[n % 3]}\tRSA\t{digest[:40]}\t{digest}"
+        )
+    rows[233] = rows[233].replace("\tTR\t", "\tTR Ankara Gebze\t")
+    ns = memory.store([TextArtifact(value="\n".join(rows) + "\n")], tool="db.export").namespace
+    assert memory.text.wait_chunked([ns], 60)
+    found = await client.call_tool(
+        "memory_query", {"query": "root authority in Ankara Gebze", "artifact_namespace": ns}
+    )
+    answer = text_of(found)
+    assert count_tokens(answer) <= ANSWER_TOKENS
+    assert rows[233] in answer  # the row the question names is kept whole
+    assert len(meta(found)["results"]) == 5
+    wide = await client.call_tool(
+        "memory_query", {"query": "root authority in Ankara Gebze", "artifact_namespace": ns, "top_k": 10}
+    )
+    assert ANSWER_TOKENS < count_tokens(text_of(wide)) <= ANSWER_TOKENS * 20 / 15  # more asked for, more allowed

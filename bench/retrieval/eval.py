@@ -36,7 +36,8 @@ The JSON (bench/results/retrieval-<set>.json unless --out) holds the figures the
 commit the run was made on; every question's rank per ranking and rule, for comparing a later run question by
 question, goes to bench/listings/retrieval-<set>.json unless --answers (git-ignored: a listing is not a figure).
 
-Usage: .venv/bin/python bench/retrieval/eval.py [--set tuning|frozen|frozen-2|frozen-3|frozen-4|frozen-5|generated]
+Usage: .venv/bin/python bench/retrieval/eval.py
+       [--set tuning|frozen|frozen-2|frozen-3|frozen-4|frozen-5|frozen-6|generated]
        [--out FILE] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
@@ -71,6 +72,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import answer_text
 import generated
 import mcp_types as mt
 
@@ -79,9 +81,9 @@ from offprompt.artifacts import from_block
 from offprompt.memory.chunking import chunk
 from offprompt.memory.outline.passages import terms as passage_terms
 from offprompt.memory.settings import MemorySettings
+from offprompt.memory.shown import best_row
 from offprompt.memory.storage.base import Hit, SearchMode
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.tools import best_row
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -93,11 +95,11 @@ FROZEN_2 = DATA / "frozen-2"
 #: more outside writers, committed before its one run. Its `aggregate` questions (a count, a maximum) have a value
 #: for an answer, not a passage: `memory_select` answers them, not this ranking, so they are left out here.
 #: Each later set's folder and its writers' question files (aggregate questions are answered by records, not ranked).
-WRITERS = {"frozen-3": ("C", "D"), "frozen-4": ("E", "F"), "frozen-5": ("G", "H")}
+WRITERS = {"frozen-3": ("C", "D"), "frozen-4": ("E", "F"), "frozen-5": ("G", "H"), "frozen-6": ("I", "J")}
 RESULTS = HERE.parent / "results"
 #: Every question's rank, per run: read by --baseline-from and --markdown, never committed (.gitignore).
 LISTINGS = HERE.parent / "listings"
-SETS = ("tuning", "frozen", "frozen-2", "frozen-3", "frozen-4", "frozen-5", "generated")
+SETS = ("tuning", "frozen", "frozen-2", "frozen-3", "frozen-4", "frozen-5", "frozen-6", "generated")
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
 KINDS = ("code", "prose", "markdown", "logs", "json", "table", "commits", "tests", "page")
 BASELINES = ("fixed-200/dense", "fixed-200/lexical", "window-800c/lexical")
@@ -415,6 +417,7 @@ def ask(memory: TaskMemory, doc: Doc, q: Question) -> dict[str, Any]:
     if "hybrid" in MODES:
         hits, _ = memory.query(q.question, doc.namespace, PASSAGES + MORE, mode="hybrid")
         row["document/hybrid+more"] = as_answered(doc, span, hits, q.question)
+        row["document/answer-text"] = answer_text.ask(memory, doc.namespace, q.question, q.answer)
     deep: list[int] = []
     for ranked in ("dense", "lexical"):
         if ranked not in MODES:
@@ -651,6 +654,8 @@ def summarise(
     }
     if "document/hybrid+more" in answers[0]:
         results["document/hybrid+more"] = answered_by_group(answers)
+    if "document/answer-text" in answers[0]:
+        results["document/answer-text"] = answer_text.by_group(answers)
     if {"document/hybrid", "fixed-200/lexical"} <= answers[0].keys():
         results["paired/hybrid-vs-fixed-200-bm25"] = paired(answers, "document/hybrid", "fixed-200/lexical")
     if {"document/hybrid", "window-800c/lexical"} <= answers[0].keys():
@@ -784,6 +789,12 @@ def print_answered(report: dict[str, Any]) -> None:
         ("either", "either"),
     ):
         print(f"| {what} | {' | '.join(f'{answered[g][key]:.2f}' for g in groups)} |")
+    shown = report["results"].get("document/answer-text")
+    if shown:
+        print("\nthe default answer's text as the model reads it: holds the answer (strict), and its tokens")
+        print(f"| | {' | '.join(groups)} |\n| --- | " + " | ".join("---:" for _ in groups) + " |")
+        for key in ("holds", "tokens_p50", "tokens_p90", "tokens_max"):
+            print(f"| {key} | {' | '.join(str(shown[g][key]) if g in shown else '-' for g in groups)} |")
 
 
 def print_holdable(report: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ from offprompt.memory.outline.passages import terms as passage_terms
 from offprompt.memory.records import Summary
 from offprompt.memory.reference import URI_SCHEME, memory_token
 from offprompt.memory.select import page
+from offprompt.memory.shown import ANSWER_TOKENS, KEPT_AROUND, best_row, distinct, within_budget
 from offprompt.memory.storage.base import Hit
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import count_tokens
@@ -182,12 +183,8 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
 
 #: A candidate's best line is cut to this many characters.
 CANDIDATE_CHARS = 160
-
-
-def best_row(rows: Sequence[str], words: Collection[str]) -> int:
-    """The row of a passage that holds most of the query's words (the first of equals): a candidate's line."""
-    scores = [sum(1 for w in words if w in row.lower()) for row in rows]
-    return max(range(len(rows)), key=lambda n: (scores[n], -n))
+#: What a mined log line shape (an outline title) writes for a field that varies.
+TEMPLATE_FIELD = "<*>"
 
 
 def _candidates(memory: TaskMemory, hits: Sequence[Hit], queries: Sequence[str]) -> list[dict[str, Any]]:
@@ -207,6 +204,8 @@ def _candidates(memory: TaskMemory, hits: Sequence[Hit], queries: Sequence[str])
         best = best_row(rows, words)
         holding = [e for e in outlines[key] if e.line <= hit.line + best <= e.end_line]
         title = max(holding, key=lambda e: (e.depth, e.line)).title if holding else ""
+        if TEMPLATE_FIELD in title:  # a log's mined line shape says nothing the candidate's own line does not
+            title = ""
         out.append(
             {
                 "artifact_namespace": hit.namespace,
@@ -247,6 +246,33 @@ def _candidate_lines(more: Sequence[dict[str, Any]], hits: Sequence[Hit], scoped
     return "More candidates (load one with memory_load line=...):\n" + "\n".join(rows)
 
 
+#: The passages and candidates memory_query shows by default, for which `ANSWER_TOKENS` is the budget.
+DEFAULT_SHOWN = 5 + 10
+
+
+def _within_budget(
+    hits: list[Hit], more: list[dict[str, Any]], words: Collection[str], budget: int, scoped: bool
+) -> tuple[list[Hit], list[dict[str, Any]]]:
+    """The passages and candidates within `budget` tokens: the last passages cut to the lines around their best
+    line, then the last candidates dropped, then the passages but the first cut to their best line alone."""
+
+    def cost(shown: list[Hit]) -> int:
+        return count_tokens(_shown_text(shown, more, scoped))
+
+    hits = within_budget(hits, words, budget, cost, KEPT_AROUND)
+    while more and cost(hits) > budget:
+        more = more[:-1]
+    return within_budget(hits, words, budget, cost, 0), more
+
+
+def _shown_text(hits: Sequence[Hit], more: Sequence[dict[str, Any]], scoped: bool) -> str:
+    """The passages, ranked, and the candidates' lines, as the answer's text shows them."""
+    lines = [f"[{rank}] {_passage_place(h, scoped)} (score {h.score:.2f})\n{h.text}" for rank, h in enumerate(hits, 1)]
+    if more:
+        lines.append(_candidate_lines(more, hits, scoped))
+    return "\n\n".join(lines)
+
+
 def _passage_token(hit: Hit) -> str:
     """The reference that passes this passage's lines on to another tool."""
     if hit.line <= 0:
@@ -256,18 +282,24 @@ def _passage_token(hit: Hit) -> str:
 
 
 async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -> mt.CallToolResult:
+    # Deeper than shown: hits joined into a passage leave their places to the next.
+    depth = 2 * args.top_k + args.more
     found = await anyio.to_thread.run_sync(
-        memory.search, args.query, args.artifact_namespace, args.top_k + args.more, owner, args.mode, args.queries
+        memory.search, args.query, args.artifact_namespace, depth, owner, args.mode, args.queries
     )
-    hits, others, indexing = found.hits[: args.top_k], found.hits[args.top_k :], found.indexing
-    more = await anyio.to_thread.run_sync(_candidates, memory, others, [args.query, *args.queries])
+    hits, others = distinct(found.hits, args.top_k)
+    indexing = found.indexing
+    more = await anyio.to_thread.run_sync(_candidates, memory, others[: args.more], [args.query, *args.queries])
     # Within one output the model named, each passage and candidate says only its item and line.
     scoped = args.artifact_namespace is not None
-    lines = [f"[{rank}] {_passage_place(h, scoped)} (score {h.score:.2f})\n{h.text}" for rank, h in enumerate(hits, 1)]
+    budget = ANSWER_TOKENS * max(1.0, (args.top_k + args.more) / DEFAULT_SHOWN)
+    words = passage_terms(" ".join([args.query, *args.queries]))
+    hits, more = _within_budget(hits, more, words, int(budget), scoped)
+    lines = [_shown_text(hits, more, scoped)]
     if not hits:
-        lines.append("No passages found." if not indexing else "No passages found yet.")
-    if more:
-        lines.append(_candidate_lines(more, hits, scoped))
+        lines = ["No passages found." if not indexing else "No passages found yet."]
+        if more:
+            lines.append(_candidate_lines(more, hits, scoped))
     if found.by_words:
         lines.append(
             f"Search by meaning is unavailable right now ({found.by_words}): these passages are ranked by their "

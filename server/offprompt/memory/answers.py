@@ -77,7 +77,7 @@ def on_the_spot(
 
 
 def with_lines(text: TextStorage, hits: list[Hit]) -> list[Hit]:
-    """Hits with the line each starts in (one read of each text that has hits)."""
+    """Hits with the first byte and the line each starts in (one read of each text that has hits)."""
     lines: dict[tuple[str, int], LineIndex] = {}
     out = []
     for hit in hits:
@@ -88,5 +88,5 @@ def with_lines(text: TextStorage, hits: list[Hit]) -> list[Hit]:
             out.append(hit)  # deleted meanwhile
             continue
         start = hit.start if hit.start >= 0 else int(text.token_index(*key).offsets[hit.offset])
-        out.append(replace(hit, line=index.line_at(start)))
+        out.append(replace(hit, start=start, line=index.line_at(start)))
     return out
