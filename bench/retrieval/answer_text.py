@@ -2,8 +2,8 @@
 that text holds the answer.
 
 The rule is the strict one, read on the text the model gets rather than on the ranked chunks: the answer's
-non-blank lines, each with its edge whitespace left out, appear in that order as consecutive non-blank lines of
-the answer's text (a passage, or a candidate's one line). The ranks in eval.py say where the chunk holding the
+non-blank lines, each with its edge whitespace left out, appear in that order in consecutive non-blank lines of
+the answer's text (a passage, or a candidate's one line; an answer may begin or end inside a line). The ranks in eval.py say where the chunk holding the
 answer ranked; this says whether the answer, as shown and within its budget of tokens, holds it.
 """
 
@@ -24,7 +24,7 @@ def holds(answer: str, text: str) -> bool:
     """Whether `text` shows `answer`'s non-blank lines, stripped, in order and consecutive (blank lines aside)."""
     wanted = "\n".join(line.strip() for line in answer.splitlines() if line.strip())
     shown = "\n".join(line.strip() for line in text.splitlines() if line.strip())
-    return bool(wanted) and f"\n{wanted}\n" in f"\n{shown}\n"
+    return bool(wanted) and wanted in shown
 
 
 def ask(memory: TaskMemory, namespace: str, question: str, answer: str) -> dict[str, Any]:

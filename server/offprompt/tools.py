@@ -183,6 +183,11 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
 
 #: A candidate's best line is cut to this many characters.
 CANDIDATE_CHARS = 160
+#: A candidate's outline title is cut to this many characters: where it is, not a second line of its text (a
+#: JSON record's title can be a whole path).
+TITLE_CHARS = 40
+#: Candidates kept before any passage is cut to fit the budget.
+KEPT_CANDIDATES = 5
 #: What a mined log line shape (an outline title) writes for a field that varies.
 TEMPLATE_FIELD = "<*>"
 
@@ -228,6 +233,11 @@ def _passage_place(hit: Hit, scoped: bool) -> str:
     return where if scoped else f"artifact_namespace {hit.namespace} {where}"
 
 
+def cut(text: str, chars: int) -> str:
+    """`text`, or its first `chars` characters with an ellipsis in place of the last."""
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
 def _candidate_lines(more: Sequence[dict[str, Any]], hits: Sequence[Hit], scoped: bool) -> str:
     """One line per candidate; a candidate whose line a passage shown or an earlier candidate already said (the
     same line of generated code, repeated) is counted, not repeated."""
@@ -239,7 +249,7 @@ def _candidate_lines(more: Sequence[dict[str, Any]], hits: Sequence[Hit], scoped
             continue
         said.add(c["text"])
         place = f"item {c['item']}" if scoped else f"{c['artifact_namespace']} item {c['item']}"
-        title = f" {c['title']}" if c["title"] else ""
+        title = f" {cut(c['title'], TITLE_CHARS)}" if c["title"] else ""
         rows.append(f"- {place} L{c['line']}-{c['end_line']}{title}: {c['text']}")
     if repeated:
         rows.append(f"- {repeated} more whose best line is one already shown")
@@ -253,12 +263,15 @@ DEFAULT_SHOWN = 5 + 10
 def _within_budget(
     hits: list[Hit], more: list[dict[str, Any]], words: Collection[str], budget: int, scoped: bool
 ) -> tuple[list[Hit], list[dict[str, Any]]]:
-    """The passages and candidates within `budget` tokens: the last passages cut to the lines around their best
-    line, then the last candidates dropped, then the passages but the first cut to their best line alone."""
+    """The passages and candidates within `budget` tokens. A passage holds the answer far more often than a
+    candidate's line: first the candidates past half are dropped, then the last passages cut to the lines around
+    their best line, then the other candidates dropped, then the passages but the first cut to that line alone."""
 
     def cost(shown: list[Hit]) -> int:
         return count_tokens(_shown_text(shown, more, scoped))
 
+    while len(more) > KEPT_CANDIDATES and cost(hits) > budget:
+        more = more[:-1]
     hits = within_budget(hits, words, budget, cost, KEPT_AROUND)
     while more and cost(hits) > budget:
         more = more[:-1]
