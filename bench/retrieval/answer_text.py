@@ -3,8 +3,9 @@ that text holds the answer.
 
 The rule is the strict one, read on the text the model gets rather than on the ranked chunks: the answer's
 non-blank lines, each with its edge whitespace left out, appear in that order in consecutive non-blank lines of
-the answer's text (a passage, or a candidate's one line; an answer may begin or end inside a line). The ranks in eval.py say where the chunk holding the
-answer ranked; this says whether the answer, as shown and within its budget of tokens, holds it.
+the answer's text (a passage, or a candidate's one line; an answer may begin or end inside a line). The ranks in
+eval.py say where the chunk holding the answer ranked; this says whether the answer, as shown and within its
+budget of tokens, holds it.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ and the named-identifier count, features (offprompt.memory.storage.ranking.FEATU
 hit of every candidate the query path fused. fit_fusion.py ranks these again under other weights without
 embedding anything.
 
-Checks, as it goes, that ranking the candidates by (named, score) again gives the rank the query returned.
+Checks, as it goes, that ranking the candidates by (named, score) again gives the rank the query returned (the
+fused order, before the words' first passage is moved among the five).
 
 Usage: .venv/bin/python bench/retrieval/features.py --set tuning --data-dir DIR --out FILE
 """
@@ -23,7 +24,7 @@ from typing import Any
 import eval as retrieval
 
 from offprompt.memory.settings import MemorySettings
-from offprompt.memory.storage import ranking
+from offprompt.memory.storage import ranking, text_query
 from offprompt.memory.storage.base import Candidate
 from offprompt.memory.task_memory import TaskMemory
 
@@ -47,6 +48,10 @@ def main() -> int:
         fuse(query, candidates, *rest, **options)
 
     ranking.fuse = capturing  # type: ignore[assignment]
+    # The fit ranks the fused candidates; the words' first passage is moved among the five afterwards, by a rule
+    # of its own (fusion.kept_within), so the check below compares with the fused order before that move.
+    text_query.kept_within = lambda hits, *kept, **options: list(hits)  # type: ignore[assignment]
+    text_query.joined = lambda hits, passage, *rest, **options: list(hits)  # type: ignore[assignment]
     memory = TaskMemory.open(MemorySettings(name=args.memory_name, data_dir=args.data_dir))
     mismatched = 0
     try:
