@@ -413,3 +413,26 @@ async def test_memory_list_shows_each_texts_records_as_they_are_now(
         selected(memory, second, "length")
     listed = await client.call_tool("memory_list", {})
     assert "records for memory_select" not in text_of(listed)  # neither text's records were kept: none listed
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("pytest_v.txt", "the text says '2 failed, 2 passed, 1 skipped in 0.31s'"),
+        (
+            "cargo_test.txt",
+            "the text says 'test result: FAILED. 2 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; "
+            "finished in 0.00s'",
+        ),
+        ("jest.txt", "the text says 'Test Suites: 1 failed, 1 passed, 2 total; Tests: 1 failed, 1 skipped, 3 passed"),
+        (
+            "vitest.txt",
+            "the text says 'Test Files  1 failed | 1 passed (2); Tests  1 failed | 2 passed | 1 skipped (4)'",
+        ),
+    ],
+)
+def test_a_test_runs_own_summary_is_in_its_records_line(memory: TaskMemory, name: str, said: str) -> None:
+    # "What was the overall result of the run and how long did it take?" is answered by the reference itself, as
+    # a unittest run's `Ran N tests` line already was: before, pytest's, cargo's and Jest's were not said.
+    namespace = stored(memory, name)
+    assert said in memory.outline(namespace)[0].title

@@ -12,6 +12,8 @@ from offprompt.memory.records.base import Record
 _RESULT: Final = re.compile(r"^test (?P<t>\S+)(?: - should panic)? \.\.\. (?P<o>ok|FAILED|ignored|bench)\b")
 _STDOUT: Final = re.compile(r"^---- (?P<t>\S+) stdout ----$")
 _PANIC: Final = re.compile(r"^thread '[^']*' panicked at (?P<at>[^\n]*?):?$")
+#: One test binary's verdict and counts; a workspace prints one per binary (unit, integration, doctests).
+_TOTALS: Final = re.compile(r"^test result: \w+\. (?P<p>\d+) passed; (?P<f>\d+) failed; (?P<i>\d+) ignored\b")
 _WORDS: Final = {"ok": "passed", "FAILED": "failed", "ignored": "skipped", "bench": "passed"}
 
 
@@ -44,3 +46,12 @@ class CargoTestReader:
                     found = _PANIC.match(row)
                     panic.append(f"panicked at {found.group('at')}" if found else row.strip())
         yield from tests.values()
+
+    def totals(self, text: str) -> str:
+        """The run's own verdict, `test result: ok. 5 passed; 0 failed; …`; over several binaries, their sum."""
+        rows = [row.strip() for row in text.split("\n") if _TOTALS.match(row)]
+        if len(rows) <= 1:
+            return rows[0] if rows else ""
+        found = [_TOTALS.match(row) for row in rows]
+        passed, failed, ignored = (sum(int(m.group(k)) for m in found if m) for k in "pfi")
+        return f"{len(rows)} test results: {passed} passed; {failed} failed; {ignored} ignored in all"

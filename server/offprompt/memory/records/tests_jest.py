@@ -29,6 +29,10 @@ _WORDS: Final = {
 }
 
 
+#: The run's summary lines: Jest's `Tests:   1 failed, 3 passed, 5 total`, Vitest's `Tests  1 failed | 2 passed (4)`.
+_TOTALS: Final = re.compile(r"^\s*(?:Test Suites|Test Files|Tests)\b:?\s+\d+ (?:passed|failed|skipped|todo|total)\b")
+
+
 class JestReader:
     """Tests of a Jest or Vitest run."""
 
@@ -59,6 +63,11 @@ class JestReader:
             elif failing is not None and row.strip() and "message" not in failing:
                 failing["message"] = row.strip()
         yield from tests
+
+    def totals(self, text: str) -> str:
+        """The run's own counts, `Test Suites: 1 failed, 1 passed, 2 total; Tests: 1 failed, 3 passed, 4 total`."""
+        rows = [row.strip() for row in text.split("\n") if _TOTALS.match(row)]
+        return "; ".join(" ".join(row.split(None, 1)) if ":" in row else row for row in rows[-2:])
 
 
 def _failed(tests: list[Record], heading: str) -> Record | None:

@@ -18,6 +18,8 @@ _RESULT: Final = re.compile(
 _SUMMARY: Final = re.compile(rf"^(?P<o>{_OUTCOMES}) (?P<t>\S+::\S+?)(?: - (?P<m>.*))?$")
 _SECTION: Final = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")
 _E_LINE: Final = re.compile(r"^E\s+(?P<m>\S.*)$")
+#: The run's last line: `==== 2 failed, 2 passed, 1 skipped in 0.31s ====` (and `no tests ran in 0.01s`).
+_TOTALS: Final = re.compile(r"^=+ (?P<s>[^=]*\bin \d+(?:\.\d+)?s\b[^=]*?) =+$")
 _DURATION: Final = re.compile(r"^(?P<s>\d+\.\d+)s (?:call|setup|teardown)\s+(?P<t>\S+::\S+)")
 _WORDS: Final = {
     "PASSED": "passed",
@@ -63,6 +65,10 @@ class PytestReader:
             if record["outcome"] in ("failed", "error"):
                 record["message"] = messages.get(test) or messages.get(f"::{_section_name(test)}")
             yield record
+
+    def totals(self, text: str) -> str:
+        """The run's own count and time, `2 failed, 2 passed, 1 skipped in 0.31s` (its last summary line)."""
+        return next((m.group("s") for row in reversed(text.split("\n")) if (m := _TOTALS.match(row))), "")
 
 
 def _section_name(test: str) -> str:
