@@ -11,13 +11,15 @@ the reference, and `memory_select`'s `.[0]` (the first record); never the answer
 `FILE`, one JSON object a line, `{"id": …, "jq": …}`, from those views alone. `run` stores the documents again,
 runs each expression with `memory_select` on its document's item, and counts a question right when one value the
 expression outputs (a scalar anywhere in an output line) equals the answer as the text writes it (numbers equal
-as numbers). Tokens: o200k_base over the reference, the first record and the selection.
+as numbers; a number the writer wrote with its unit, `16201ms`, equals the number). Tokens: o200k_base over the
+reference, the first record and the selection.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -77,9 +79,14 @@ def scalars(value: Any) -> Iterator[Any]:
         yield value
 
 
+#: A number the writer wrote with its unit (`16201ms`, `1.7 s`, `45%`): the expression computes the number.
+_WITH_UNIT = re.compile(r"(-?[\d,]*\.?\d+) ?(?:[A-Za-z%]{1,3})")
+
+
 def as_number(text: str) -> float | None:
+    unit = _WITH_UNIT.fullmatch(text.strip())
     try:
-        return float(text.replace(",", ""))
+        return float((unit[1] if unit else text).replace(",", ""))
     except ValueError:
         return None
 
