@@ -14,7 +14,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -27,15 +27,21 @@ from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, 
 from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
 from offprompt.images import downscale_to_fit
 from offprompt.memory.catalog import Flow, NamespaceRecord
-from offprompt.memory.outline import Entry
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.outline.passages import terms as passage_terms
 from offprompt.memory.records import Summary
 from offprompt.memory.reference import URI_SCHEME, memory_token
 from offprompt.memory.select import page
-from offprompt.memory.shown import ANSWER_TOKENS, KEPT_AROUND, best_row, distinct, within_budget
-from offprompt.memory.storage.base import Hit
+from offprompt.memory.shown import ANSWER_TOKENS, distinct
 from offprompt.memory.task_memory import TaskMemory
+from offprompt.query_answer import (
+    DEFAULT_SHOWN,
+    candidate_lines,
+    candidates,
+    passage_token,
+    shown_text,
+    within_answer_budget,
+)
 from offprompt.tokens import count_tokens
 from offprompt.tool_args import (
     Args,
@@ -181,119 +187,6 @@ async def memory_load(memory: TaskMemory, args: LoadArgs, owner: str | None) -> 
     return _answer([mt.TextContent(text=window.text), mt.TextContent(text=where + more)], meta)
 
 
-#: A candidate's best line is cut to this many characters.
-CANDIDATE_CHARS = 160
-#: A candidate's outline title is cut to this many characters: where it is, not a second line of its text (a
-#: JSON record's title can be a whole path).
-TITLE_CHARS = 40
-#: Candidates kept before any passage is cut to fit the budget.
-KEPT_CANDIDATES = 5
-#: What a mined log line shape (an outline title) writes for a field that varies.
-TEMPLATE_FIELD = "<*>"
-
-
-def _candidates(memory: TaskMemory, hits: Sequence[Hit], queries: Sequence[str]) -> list[dict[str, Any]]:
-    """Passages past top_k as one line each, for the model to choose what to load: the outline entry that holds
-    it, its line range, and its line that holds most of the query's words."""
-    words = passage_terms(" ".join(queries))
-    outlines: dict[tuple[str, int], list[Entry]] = {}
-    out = []
-    for hit in hits:
-        key = (hit.namespace, hit.item)
-        if key not in outlines:
-            try:
-                outlines[key] = memory.outline(hit.namespace, hit.item)
-            except OffpromptError:
-                outlines[key] = []
-        rows = hit.text.splitlines() or [""]
-        best = best_row(rows, words)
-        holding = [e for e in outlines[key] if e.line <= hit.line + best <= e.end_line]
-        title = max(holding, key=lambda e: (e.depth, e.line)).title if holding else ""
-        if TEMPLATE_FIELD in title:  # a log's mined line shape says nothing the candidate's own line does not
-            title = ""
-        out.append(
-            {
-                "artifact_namespace": hit.namespace,
-                "item": hit.item,
-                "line": hit.line,
-                "end_line": hit.line + len(rows) - 1,
-                "title": title,
-                "text": rows[best].strip()[:CANDIDATE_CHARS],
-            }
-        )
-    return out
-
-
-def _passage_place(hit: Hit, scoped: bool) -> str:
-    """Where a passage is, as memory_load takes it: its line, or its offset when its text is one long line (a
-    minified JSON); the namespace unless the query named it."""
-    where = f"item {hit.item} line {hit.line}"
-    if hit.line <= 1 and hit.offset > 0:
-        where = f"item {hit.item} offset {hit.offset}"
-    return where if scoped else f"artifact_namespace {hit.namespace} {where}"
-
-
-def cut(text: str, chars: int) -> str:
-    """`text`, or its first `chars` characters with an ellipsis in place of the last."""
-    return text if len(text) <= chars else text[: chars - 1] + "…"
-
-
-def _candidate_lines(more: Sequence[dict[str, Any]], hits: Sequence[Hit], scoped: bool) -> str:
-    """One line per candidate; a candidate whose line a passage shown or an earlier candidate already said (the
-    same line of generated code, repeated) is counted, not repeated."""
-    said = {row.strip() for h in hits for row in h.text.splitlines()}
-    rows, repeated = [], 0
-    for c in more:
-        if c["text"] in said:
-            repeated += 1
-            continue
-        said.add(c["text"])
-        place = f"item {c['item']}" if scoped else f"{c['artifact_namespace']} item {c['item']}"
-        title = f" {cut(c['title'], TITLE_CHARS)}" if c["title"] else ""
-        rows.append(f"- {place} L{c['line']}-{c['end_line']}{title}: {c['text']}")
-    if repeated:
-        rows.append(f"- {repeated} more whose best line is one already shown")
-    return "More candidates (load one with memory_load line=...):\n" + "\n".join(rows)
-
-
-#: The passages and candidates memory_query shows by default, for which `ANSWER_TOKENS` is the budget.
-DEFAULT_SHOWN = 5 + 10
-
-
-def _within_budget(
-    hits: list[Hit], more: list[dict[str, Any]], words: Collection[str], budget: int, scoped: bool
-) -> tuple[list[Hit], list[dict[str, Any]]]:
-    """The passages and candidates within `budget` tokens. A passage holds the answer far more often than a
-    candidate's line: first the candidates past half are dropped, then the last passages cut to the lines around
-    their best line, then the other candidates dropped, then the passages but the first cut to that line alone."""
-
-    def cost(shown: list[Hit]) -> int:
-        return count_tokens(_shown_text(shown, more, scoped))
-
-    while len(more) > KEPT_CANDIDATES and cost(hits) > budget:
-        more = more[:-1]
-    hits = within_budget(hits, words, budget, cost, KEPT_AROUND)
-    while more and cost(hits) > budget:
-        more = more[:-1]
-    return within_budget(hits, words, budget, cost, 0), more
-
-
-def _shown_text(hits: Sequence[Hit], more: Sequence[dict[str, Any]], scoped: bool) -> str:
-    """The passages, ranked, and the candidates' lines, as the answer's text shows them."""
-    lines = [f"[{rank}] {_passage_place(h, scoped)} (score {h.score:.2f})\n{h.text}" for rank, h in enumerate(hits, 1)]
-    if more:
-        lines.append(_candidate_lines(more, hits, scoped))
-    return "\n\n".join(lines)
-
-
-def _passage_token(hit: Hit) -> str:
-    """The reference that passes this passage's lines on to another tool."""
-    if hit.line <= 0:
-        return memory_token(hit.namespace, hit.item)
-    last = hit.line + hit.text.count("\n") - (1 if hit.text.endswith("\n") else 0)
-    return memory_token(hit.namespace, hit.item, f"lines={hit.line}-{last}")
-
-
 async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -> mt.CallToolResult:
     # Deeper than shown: hits joined into a passage leave their places to the next.
     depth = 2 * args.top_k + args.more
@@ -302,17 +195,17 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
     )
     hits, others = distinct(found.hits, args.top_k)
     indexing = found.indexing
-    more = await anyio.to_thread.run_sync(_candidates, memory, others[: args.more], [args.query, *args.queries])
+    more = await anyio.to_thread.run_sync(candidates, memory, others[: args.more], [args.query, *args.queries])
     # Within one output the model named, each passage and candidate says only its item and line.
     scoped = args.artifact_namespace is not None
     budget = ANSWER_TOKENS * max(1.0, (args.top_k + args.more) / DEFAULT_SHOWN)
     words = passage_terms(" ".join([args.query, *args.queries]))
-    hits, more = _within_budget(hits, more, words, int(budget), scoped)
-    lines = [_shown_text(hits, more, scoped)]
+    hits, more = within_answer_budget(hits, more, words, int(budget), scoped)
+    lines = [shown_text(hits, more, scoped)]
     if not hits:
         lines = ["No passages found." if not indexing else "No passages found yet."]
         if more:
-            lines.append(_candidate_lines(more, hits, scoped))
+            lines.append(candidate_lines(more, hits, scoped))
     if found.by_words:
         lines.append(
             f"Search by meaning is unavailable right now ({found.by_words}): these passages are ranked by their "
@@ -337,7 +230,7 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
             "offset": h.offset,
             "score": h.score,
             "text": h.text,
-            "pass_as": _passage_token(h),
+            "pass_as": passage_token(h),
         }
         for h in hits
     ]
