@@ -1,10 +1,10 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
-`bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95
-and `frozen-6/` 107, each set written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and
-the documents they chose, committed before the set's first run. They only report: a ranking change is chosen on
-other questions. If one of these files changes, the set no longer measures what nobody here tuned on, and this
-test says so.
+`bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95,
+`frozen-6/` 107 and `frozen-7/` 108, each set written by two outside writers that saw only their prompt
+(`WRITER_PROMPT.md`) and the documents they chose, committed before the set's first run. They only report: a
+ranking change is chosen on other questions. If one of these files changes, the set no longer measures what
+nobody here tuned on, and this test says so.
 """
 
 from __future__ import annotations
@@ -114,6 +114,22 @@ SHA256_6 = {
     "docs/tests_attrs-pytest-I.txt": "6d6c4691bd421b2c076f01b4d55d641341594078510e5eea025c2af6bee867b9",
 }
 
+FROZEN_7 = REPO / "bench" / "retrieval" / "data" / "frozen-7"
+SHA256_7 = {
+    "WRITER_PROMPT.md": "95d3fb1d9c52329893dbc8258836597ff10c0a4c265f9e9c9b41494ed2deffc5",
+    "qa-K.jsonl": "ede8efeca99e9adafc4aecd67d39ccb700c47f036d1e162c79ec327db8025bf3",
+    "qa-L.jsonl": "523ca47b8446199c0dc17024804e8fc9d80b181d082a19c16bcce67431b202bd",
+    "docs/code_libcst-tokenizer-core-L.rs": "7b7949dd8dd5ad437c1d69e7afaf08a46fd6dca7917a242118f1d4899be3238d",
+    "docs/commits_six-K.txt": "8094075b249c3db935f5a2844d532879bedd5e9fe306674d356feedcf0a4667b",
+    "docs/json_celery-venv-inspect-K.json": "306e326428cb715a568f0a99ad80cc1532f120ba7d91cded94cdd17fe9b8a894",
+    "docs/logs_postgresql-tzdb-session-L.log": "2c846d9a1ae85a4511f998b262944c838d4d287ad82baacd38d40ba82731472b",
+    "docs/page_pmw-changes-L.txt": "17a0181ea6c49ea3c39c62448270bc43975a2a3619b782720215bd6148f7ed13",
+    "docs/table_fertility-K.csv": "2219a1b039b2da46cb8b7fd0e1692de51851e02bfee4a996d64c75c466228e28",
+    "docs/table_ls-usr-include-linux-L.txt": "bf089b71a048d9002943e1d714e917def33d513d4a9d3fe0bd392acdfcf08f90",
+    "docs/table_sympy-modules-K.md": "2ac8771766551c1c6eaa6c15fe6ec83e1feba3bc951d766e74d801c5b0ca5a2d",
+    "docs/tests_boltons-pytest-K.txt": "01167229b874d27b31de7bddebff32910dcc0343358a5025a7b4472706c36782",
+}
+
 #: Each set: its folder, its files' digests, its writers' letters, and how many questions they wrote.
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
@@ -122,6 +138,7 @@ SETS = [
     pytest.param(FROZEN_4, SHA256_4, "EF", 96, id="frozen-4"),
     pytest.param(FROZEN_5, SHA256_5, "GH", 95, id="frozen-5"),
     pytest.param(FROZEN_6, SHA256_6, "IJ", 107, id="frozen-6"),
+    pytest.param(FROZEN_7, SHA256_7, "KL", 108, id="frozen-7"),
 ]
 
 

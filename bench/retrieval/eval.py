@@ -37,7 +37,7 @@ commit the run was made on; every question's rank per ranking and rule, for comp
 question, goes to bench/listings/retrieval-<set>.json unless --answers (git-ignored: a listing is not a figure).
 
 Usage: .venv/bin/python bench/retrieval/eval.py
-       [--set tuning|frozen|frozen-2|frozen-3|frozen-4|frozen-5|frozen-6|generated]
+       [--set tuning|frozen|frozen-2|frozen-3|frozen-4|frozen-5|frozen-6|frozen-7|generated]
        [--out FILE] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
@@ -95,11 +95,17 @@ FROZEN_2 = DATA / "frozen-2"
 #: more outside writers, committed before its one run. Its `aggregate` questions (a count, a maximum) have a value
 #: for an answer, not a passage: `memory_select` answers them, not this ranking, so they are left out here.
 #: Each later set's folder and its writers' question files (aggregate questions are answered by records, not ranked).
-WRITERS = {"frozen-3": ("C", "D"), "frozen-4": ("E", "F"), "frozen-5": ("G", "H"), "frozen-6": ("I", "J")}
+WRITERS = {
+    "frozen-3": ("C", "D"),
+    "frozen-4": ("E", "F"),
+    "frozen-5": ("G", "H"),
+    "frozen-6": ("I", "J"),
+    "frozen-7": ("K", "L"),
+}
 RESULTS = HERE.parent / "results"
 #: Every question's rank, per run: read by --baseline-from and --markdown, never committed (.gitignore).
 LISTINGS = HERE.parent / "listings"
-SETS = ("tuning", "frozen", "frozen-2", "frozen-3", "frozen-4", "frozen-5", "frozen-6", "generated")
+SETS = ("tuning", "frozen", "frozen-2", "frozen-3", "frozen-4", "frozen-5", "frozen-6", "frozen-7", "generated")
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
 KINDS = ("code", "prose", "markdown", "logs", "json", "table", "commits", "tests", "page")
 BASELINES = ("fixed-200/dense", "fixed-200/lexical", "window-800c/lexical")
