@@ -233,3 +233,35 @@ async def test_the_default_answer_stays_within_its_budget_and_keeps_the_best_row
         "memory_query", {"query": "root authority in Ankara Gebze", "artifact_namespace": ns, "top_k": 10}
     )
     assert ANSWER_TOKENS < count_tokens(text_of(wide)) <= ANSWER_TOKENS * 20 / 15  # more asked for, more allowed
+
+
+def _pytest_run(tests: int) -> str:
+    """A `pytest -v` run of many passing tests, in the shape of a real one (lines of the same shape written here)."""
+    head = (
+        "============================= test session starts ==============================\n"
+        "platform linux -- Python 3.12.3, pytest-8.3.4, pluggy-1.5.0 -- /usr/bin/python3\n"
+        f"collecting ... collected {tests} items\n\n"
+    )
+    rows = "".join(
+        f"tests/test_{('cache', 'dates', 'urls', 'iters')[n % 4]}.py::test_case_{n} PASSED"
+        f"{' ' * 20}[{100 * (n + 1) // tests:3d}%]\n"
+        for n in range(tests)
+    )
+    return head + rows + f"\n============================= {tests} passed in 4.12s ==============================\n"
+
+
+async def test_a_query_over_a_test_run_shows_the_runs_own_summary_line(memory: TaskMemory, client: Client) -> None:
+    # "What was the final tally?" shares no word with `=== 600 passed in 4.12s ===`, and among hundreds of alike
+    # PASSED lines no ranking puts it first: three outside writers' sets asked it and the answer did not hold it.
+    # The run's own summary is what every question about a run is read against, so it heads the answer.
+    text = _pytest_run(600)
+    ns = memory.store([TextArtifact(value=text)], tool="sh.run").namespace
+    assert memory.text.wait_chunked([ns], 60)
+    assert memory.text.records(ns, 0) is not None  # made now, as the indexer makes them after the reference
+    args = {"query": "test_case_7 of the cache tests", "artifact_namespace": ns, "mode": "lexical"}
+    found = text_of(await client.call_tool("memory_query", args))
+    summary = text.rstrip("\n").rsplit("\n", 1)[1]
+    assert found.startswith(f"The pytest run's own summary, item 0 line {text.count(chr(10))}: {summary}\n\n[1] ")
+    assert count_tokens(found) <= ANSWER_TOKENS
+    shown = await client.call_tool("memory_query", {**args, "query": "600 passed in 4.12s"})
+    assert text_of(shown).count("600 passed in 4.12s") == 1  # a passage that shows it already is not repeated

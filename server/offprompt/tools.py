@@ -34,14 +34,7 @@ from offprompt.memory.reference import URI_SCHEME, memory_token
 from offprompt.memory.select import page
 from offprompt.memory.shown import ANSWER_TOKENS, distinct
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.query_answer import (
-    DEFAULT_SHOWN,
-    candidate_lines,
-    candidates,
-    passage_token,
-    shown_text,
-    within_answer_budget,
-)
+from offprompt.query_answer import DEFAULT_SHOWN, answer_text, candidate_lines, candidates, passage_token
 from offprompt.tokens import count_tokens
 from offprompt.tool_args import (
     Args,
@@ -200,8 +193,8 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
     scoped = args.artifact_namespace is not None
     budget = ANSWER_TOKENS * max(1.0, (args.top_k + args.more) / DEFAULT_SHOWN)
     words = passage_terms(" ".join([args.query, *args.queries]))
-    hits, more = within_answer_budget(hits, more, words, int(budget), scoped)
-    lines = [shown_text(hits, more, scoped)]
+    shown, hits, more = await anyio.to_thread.run_sync(answer_text, memory, hits, more, words, int(budget), scoped)
+    lines = [shown]
     if not hits:
         lines = ["No passages found." if not indexing else "No passages found yet."]
         if more:

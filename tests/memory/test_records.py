@@ -436,3 +436,20 @@ def test_a_test_runs_own_summary_is_in_its_records_line(memory: TaskMemory, name
     # a unittest run's `Ran N tests` line already was: before, pytest's, cargo's and Jest's were not said.
     namespace = stored(memory, name)
     assert said in memory.outline(namespace)[0].title
+
+
+def test_a_skipped_tests_reason_is_on_its_record(memory: TaskMemory) -> None:
+    # "How many tests were skipped for each reason?" needs the reason on the record: pytest -v prints it beside
+    # the outcome (`SKIPPED (needs pandoc)`), and -rs in the short summary by file and line.
+    namespace = stored(memory, "pytest_v.txt")
+    assert selected(memory, namespace, '.[] | select(.outcome == "skipped") | .reason') == ["needs pandoc"]
+    only_summary = (
+        "tests/a.py::test_one PASSED [ 50%]\ntests/b.py::test_two SKIPPED [100%]\n"
+        "=========================== short test summary info ============================\n"
+        "SKIPPED [1] tests/b.py:7: slots without weakref_slot only work on PyPy\n"
+        "=================== 1 passed, 1 skipped in 0.02s ====================\n"
+    )
+    namespace = memory.store([TextArtifact(value=only_summary)], tool="t.run").namespace
+    assert selected(memory, namespace, '.[] | select(.outcome == "skipped") | .reason') == [
+        "slots without weakref_slot only work on PyPy"
+    ]

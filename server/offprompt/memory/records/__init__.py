@@ -28,6 +28,8 @@ __all__ = ["MAX_BYTES", "READERS", "Record", "RecordReader", "Summary", "Value",
 SNIFF_CHARS: Final = 16 * 1024
 #: Records of one item take at most this many bytes of JSON; past it they are not kept (and the reason is said).
 MAX_BYTES: Final = 64 * 1024**2
+#: The last lines searched for a run's summary line the reader spaced its own way.
+TOTALS_LINES: Final = 200
 #: Fields named in a summary, at most.
 SHOWN_FIELDS: Final = 16
 #: A categorical field counted in the example, in this order of preference.
@@ -38,7 +40,8 @@ _GROUPS: Final = ("outcome", "level", "status", "STATUS", "state", "type", "temp
 class Summary:
     """What a text's records are: the reader's kind, how many, their fields, one jq example; `estimated` when
     counted over the head only; `skipped` says why they were not kept; `totals`, the text's own summary line
-    where it has one (a unittest run's `Ran 970 tests in 2.181s; OK (skipped=64)`)."""
+    where it has one (a unittest run's `Ran 970 tests in 2.181s; OK (skipped=64)`), and the line that says it:
+    `totals_at`, its number (0: no one line does, as for several runs' sum), and `totals_line`, as written."""
 
     kind: str
     what: str
@@ -48,6 +51,8 @@ class Summary:
     estimated: bool = False
     skipped: str = ""
     totals: str = ""
+    totals_at: int = 0
+    totals_line: str = ""
 
     def to_text(self) -> str:
         about = "about " if self.estimated else ""
@@ -92,7 +97,8 @@ def preview(text: str, kind: str = "text") -> Summary | None:
     # Records follow lines more closely than bytes (a table's later rows are longer: bigger numbers, longer ids).
     lines = (text.count("\n") + 1, head.count("\n") + 1)
     count = len(records) if whole else max(len(records), round(len(records) * lines[0] / lines[1]))
-    return replace(_summary(reader, records, count, estimated=not whole), totals=_totals(reader, text) if whole else "")
+    summary = _summary(reader, records, count, estimated=not whole)
+    return _with_totals(summary, reader, text) if whole else summary
 
 
 def make(text: str, kind: str = "text", max_bytes: int = MAX_BYTES) -> tuple[Summary, bytes | None] | None:
@@ -105,17 +111,35 @@ def make(text: str, kind: str = "text", max_bytes: int = MAX_BYTES) -> tuple[Sum
     if not records:
         return None
     data = _json(records)
-    summary = replace(_summary(reader, records, len(records)), totals=_totals(reader, text))
+    summary = _with_totals(_summary(reader, records, len(records)), reader, text)
     if len(data) > max_bytes:
         skipped = f"their JSON would take {len(data):,} bytes, over the cap of {max_bytes:,} bytes for one text"
         return replace(summary, skipped=skipped), None
     return summary, data
 
 
-def _totals(reader: RecordReader, text: str) -> str:
-    """The text's own summary line, from a reader that reads one (a test run's `Ran 7 tests in 0.01s`)."""
+def _with_totals(summary: Summary, reader: RecordReader, text: str) -> Summary:
+    """The summary with the text's own summary line, from a reader that reads one (a test run's `Ran 7 tests in
+    0.01s`), and the line that says it: the last holding its first clause (spaced alike, as Jest's `Tests:   1
+    failed` is, among the last lines)."""
     totals = getattr(reader, "totals", None)
-    return str(totals(text)) if callable(totals) else ""
+    said = str(totals(text)) if callable(totals) else ""
+    clause = said.split(";", 1)[0].strip()
+    found = text.rfind(clause) if clause else -1
+    end = len(text)
+    for _ in range(TOTALS_LINES if clause and found < 0 else 0):
+        begin = text.rfind("\n", 0, end) + 1
+        if " ".join(clause.split()) in " ".join(text[begin:end].split()):
+            found = begin
+            break
+        if begin == 0:
+            break
+        end = begin - 1
+    if found < 0:
+        return replace(summary, totals=said)
+    begin, end = text.rfind("\n", 0, found) + 1, text.find("\n", found)
+    line = text[begin : end if end >= 0 else len(text)].rstrip()
+    return replace(summary, totals=said, totals_at=text.count("\n", 0, begin) + 1, totals_line=line)
 
 
 def _is_json(text: str) -> bool:
