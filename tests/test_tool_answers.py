@@ -265,3 +265,23 @@ async def test_a_query_over_a_test_run_shows_the_runs_own_summary_line(memory: T
     assert count_tokens(found) <= ANSWER_TOKENS
     shown = await client.call_tool("memory_query", {**args, "query": "600 passed in 4.12s"})
     assert text_of(shown).count("600 passed in 4.12s") == 1  # a passage that shows it already is not repeated
+
+
+async def test_a_first_passage_joined_from_many_hits_is_cut_to_the_budget_too(
+    memory: TaskMemory, client: Client
+) -> None:
+    # A log's windows overlap by half, and hits of one text that share bytes are joined into one passage: when
+    # the question's words fill one stretch of a log, the first passage grew past the whole budget (1,723 tokens
+    # seen), and only the passages after it were ever cut.
+    rows = [f"2026-11-02 10:{n // 60:02d}:{n % 60:02d} INFO worker {n % 7} idle, queue empty\n" for n in range(900)]
+    for n in range(400, 460):
+        rows[n] = (
+            f"2026-11-02 10:{n // 60:02d}:{n % 60:02d} ERROR replica sync failed for shard {n}: checksum mismatch "
+            f"on page {n * 13} of segment {n * 7}, retrying with backoff {n % 9} s\n"
+        )
+    ns = memory.store([TextArtifact(value="".join(rows))], tool="svc.logs").namespace
+    assert memory.text.wait_chunked([ns], 60)
+    args = {"query": "replica sync failed checksum mismatch shard segment", "artifact_namespace": ns, "mode": "lexical"}
+    found = text_of(await client.call_tool("memory_query", args))
+    assert count_tokens(found) <= ANSWER_TOKENS
+    assert "ERROR replica sync failed for shard" in found
