@@ -4,6 +4,7 @@ script does."""
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import mcp_types as mt
@@ -285,3 +286,27 @@ async def test_a_first_passage_joined_from_many_hits_is_cut_to_the_budget_too(
     found = text_of(await client.call_tool("memory_query", args))
     assert count_tokens(found) <= ANSWER_TOKENS
     assert "ERROR replica sync failed for shard" in found
+
+
+def _described(n: int, dense: bool) -> str:
+    """A package's description as `pip inspect` writes it: one JSON string of kilobytes."""
+    filler = " ".join(f"chapter {k} of package {n} lists minor edits." for k in range(60))
+    if dense:
+        said = " ".join(
+            f"timezone fallback {k}: when no zone is configured the system reads localtime." for k in range(40)
+        )
+        return filler + said + filler
+    return filler + f" It mentions the timezone once, and a fallback for config {n}. " + filler
+
+
+async def test_a_passage_inside_one_long_line_is_cut_to_the_budget_too(memory: TaskMemory, client: Client) -> None:
+    # `pip inspect` writes a package's description as one JSON string of kilobytes: passages that are windows
+    # inside such a line could not be cut "to the lines around their best line", and an answer came to 2,073.
+    packages = [{"metadata": {"name": f"pkg{n}", "description": _described(n, n == 17)}} for n in range(30)]
+    text = json.dumps({"installed": packages}, indent=2) + "\n"
+    ns = memory.store([TextArtifact(value=text)], tool="pip.inspect").namespace
+    assert memory.text.wait_chunked([ns], 60)
+    args = {"query": "timezone fallback when no zone configured", "artifact_namespace": ns, "mode": "lexical"}
+    found = text_of(await client.call_tool("memory_query", args))
+    assert count_tokens(found) <= ANSWER_TOKENS
+    assert "when no zone is configured the system reads localtime" in found

@@ -10,7 +10,7 @@ from offprompt.errors import OffpromptError
 from offprompt.memory.outline import Entry
 from offprompt.memory.outline.passages import terms as passage_terms
 from offprompt.memory.reference import memory_token
-from offprompt.memory.shown import KEPT_AROUND, best_row, cut_to_best, within_budget
+from offprompt.memory.shown import KEPT_AROUND, LINE_CHARS, best_row, cut_to_best, within_budget
 from offprompt.memory.storage.base import Hit
 from offprompt.memory.task_memory import TaskMemory
 from offprompt.tokens import count_tokens
@@ -113,8 +113,8 @@ def within_answer_budget(
 ) -> tuple[list[Hit], list[dict[str, Any]]]:
     """The passages and candidates within `budget` tokens. A passage holds the answer far more often than a
     candidate's line: first the candidates past half are dropped, then the last passages cut to the lines around
-    their best line, then the other candidates dropped, then the passages but the first cut to that line alone,
-    and last the first passage cut likewise."""
+    their best line, then the other candidates dropped, then the passages but the first cut to that line alone
+    (a line of kilobytes to the `LINE_CHARS` around its best words), and last the first passage cut likewise."""
 
     def cost(shown: list[Hit]) -> int:
         return count_tokens(shown_text(shown, more, scoped))
@@ -124,10 +124,10 @@ def within_answer_budget(
     hits = within_budget(hits, words, budget, cost, KEPT_AROUND)
     while more and cost(hits) > budget:
         more = more[:-1]
-    hits = within_budget(hits, words, budget, cost, 0)
-    for around in (KEPT_AROUND, 0):  # a first passage joined from many overlapping hits can pass the budget alone
-        if hits and cost(hits) > budget:
-            hits[0] = cut_to_best(hits[0], words, around)
+    hits = within_budget(hits, words, budget, cost, 0, LINE_CHARS)
+    for around, chars in ((KEPT_AROUND, None), (0, LINE_CHARS)):  # a first passage joined from many hits can
+        if hits and cost(hits) > budget:  # pass the budget alone
+            hits[0] = cut_to_best(hits[0], words, around, chars)
     return hits, more
 
 

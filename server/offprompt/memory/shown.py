@@ -17,13 +17,25 @@ from typing import Final
 
 from offprompt.memory.storage.base import Hit
 
-__all__ = ["ANSWER_TOKENS", "KEPT_AROUND", "best_row", "cut_to_best", "distinct", "holds", "within_budget"]
+__all__ = [
+    "ANSWER_TOKENS",
+    "KEPT_AROUND",
+    "LINE_CHARS",
+    "best_row",
+    "cut_to_best",
+    "distinct",
+    "holds",
+    "within_budget",
+]
 
 #: What memory_query's default answer (5 passages, 10 candidates) may cost, in tokens; more asked for, more
 #: allowed in proportion.
 ANSWER_TOKENS: Final = 1500
 #: A cut passage keeps this many lines each side of its best line.
 KEPT_AROUND: Final = 2
+#: Cut to its best line alone, a passage's line longer than this (a JSON string of kilobytes on one line) keeps
+#: this many characters.
+LINE_CHARS: Final = 600
 
 
 def best_row(rows: Sequence[str], words: Collection[str]) -> int:
@@ -90,21 +102,58 @@ def distinct(hits: Sequence[Hit], top_k: int) -> tuple[list[Hit], list[Hit]]:
     return shown, rest
 
 
-def cut_to_best(hit: Hit, words: Collection[str], around: int = KEPT_AROUND) -> Hit:
-    """`hit` cut to `around` lines each side of its best line (as is when no shorter)."""
+def cut_to_best(hit: Hit, words: Collection[str], around: int = KEPT_AROUND, line_chars: int | None = None) -> Hit:
+    """`hit` cut to `around` lines each side of its best line, and each of those past `line_chars` (if given) to
+    the characters around its best words (as is when no shorter)."""
     rows = hit.text.splitlines(keepends=True)
-    if len(rows) <= 2 * around + 1 or hit.line <= 0:
+    if hit.line <= 0:
         return hit
-    best = best_row([r.rstrip("\r\n") for r in rows], words)
-    first = max(0, min(best - around, len(rows) - 2 * around - 1))
+    first = 0
+    if len(rows) > 2 * around + 1:
+        best = best_row([r.rstrip("\r\n") for r in rows], words)
+        first = max(0, min(best - around, len(rows) - 2 * around - 1))
     kept = rows[first : first + 2 * around + 1]
+    if line_chars is not None:
+        kept = [_around_words(row, words, line_chars) for row in kept]
+    if kept == rows:
+        return hit
     skipped = len("".join(rows[:first]).encode("utf-8"))
     start = hit.start + skipped if hit.start >= 0 else hit.start
     return replace(hit, text="".join(kept), start=start, line=hit.line + first)
 
 
+def _around_words(row: str, words: Collection[str], chars: int) -> str:
+    """`row`, or when longer than `chars` (a JSON string of kilobytes on one line) the `chars` of it that hold
+    most of the words, an ellipsis where it was cut."""
+    end = row[len(row.rstrip("\r\n")) :]
+    text = row[: len(row) - len(end)]
+    if len(text) <= chars:
+        return row
+    low = text.lower()
+    starts = [max(0, at - chars // 4) for w in words for at in _places(low, w)] or [0]
+    best = max(starts, key=lambda a: (sum(1 for w in words if w in low[a : a + chars]), -a))
+    best = min(best, len(text) - chars)
+    cut = text[best : best + chars]
+    return ("…" if best > 0 else "") + cut + ("…" if best + chars < len(text) else "") + end
+
+
+def _places(text: str, word: str, most: int = 64) -> list[int]:
+    """Where `word` is in `text`, its first `most` places."""
+    found: list[int] = []
+    at = text.find(word)
+    while at >= 0 and len(found) < most:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
+
+
 def within_budget(
-    passages: list[Hit], words: Collection[str], budget: int, cost: Callable[[list[Hit]], int], around: int
+    passages: list[Hit],
+    words: Collection[str],
+    budget: int,
+    cost: Callable[[list[Hit]], int],
+    around: int,
+    line_chars: int | None = None,
 ) -> list[Hit]:
     """`passages` with the last ones cut to `around` lines each side of their best line, last first, until `cost`
     of them is within `budget` (the first passage is never cut)."""
@@ -112,5 +161,5 @@ def within_budget(
     for k in range(len(out) - 1, 0, -1):
         if cost(out) <= budget:
             break
-        out[k] = cut_to_best(out[k], words, around)
+        out[k] = cut_to_best(out[k], words, around, line_chars)
     return out
