@@ -464,7 +464,7 @@ def test_a_wide_table_whose_columns_are_years_is_read_by_its_header(memory: Task
         ("Niger", "NER", 7.7, 7.6, 7.4),
         ("Yemen, Rep.", "YEM", 8.6, 6.3, 4.4),
     ]
-    text = 'Country Name,Country Code,Indicator Name,1990,2000,2010\n' + "".join(
+    text = "Country Name,Country Code,Indicator Name,1990,2000,2010\n" + "".join(
         f'"{name}",{code},"Fertility rate, total (births per woman)",{a},{b},{c}\n' for name, code, a, b, c in rows
     )
     namespace = memory.store([TextArtifact(value=text)], tool="t.export").namespace
