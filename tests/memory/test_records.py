@@ -453,3 +453,20 @@ def test_a_skipped_tests_reason_is_on_its_record(memory: TaskMemory) -> None:
     assert selected(memory, namespace, '.[] | select(.outcome == "skipped") | .reason') == [
         "slots without weakref_slot only work on PyPy"
     ]
+
+
+def test_a_wide_table_whose_columns_are_years_is_read_by_its_header(memory: TaskMemory) -> None:
+    # An indicator table names a column per year (`Country Name,…,1960,1961,…`, as the World Bank's exports do):
+    # a header with numbers among its names was taken for a row of data, and the table had no records at all.
+    rows = [
+        ("Chad", "TCD", 6.6, 6.2, 5.9),
+        ("Korea, Rep.", "KOR", 1.57, 1.48, 1.23),
+        ("Niger", "NER", 7.7, 7.6, 7.4),
+        ("Yemen, Rep.", "YEM", 8.6, 6.3, 4.4),
+    ]
+    text = "Country Name,Country Code,Indicator Name,1990,2000,2010\n" + "".join(
+        f'"{name}",{code},"Fertility rate, total (births per woman)",{a},{b},{c}\n' for name, code, a, b, c in rows
+    )
+    namespace = memory.store([TextArtifact(value=text)], tool="t.export").namespace
+    assert selected(memory, namespace, 'max_by(.["2010"]) | ."Country Name"') == ["Niger"]
+    assert selected(memory, namespace, 'map(select(.["1990"] < 2)) | map(."Country Code")') == [["KOR"]]

@@ -50,7 +50,8 @@ class DelimitedReader:
 
 
 def _delimiter(lines: Sequence[str]) -> str | None:
-    """The delimiter whose header has two or more distinct, non-numeric names that nine rows in ten match in count."""
+    """The delimiter whose header has distinct names, two or more of them words, that nine rows in ten match in
+    count."""
     head = [line for line in lines[: _SNIFF_ROWS + 1] if line.strip()]
     if len(head) < 3:
         return None
@@ -62,7 +63,10 @@ def _delimiter(lines: Sequence[str]) -> str | None:
         except csv.Error:
             continue
         header = [cell.strip() for cell in rows[0]]
-        if len(header) < 2 or len(set(header)) < len(header) or any(_numeric(cell) for cell in header):
+        # Names may be numbers (a wide table's years: `Country Name,…,1960,1961`) when two at least are words and
+        # none is shaped as the cells under it (`_like_rows`, below).
+        named = sum(1 for cell in header if cell and not _numeric(cell))
+        if len(header) < 2 or len(set(header)) < len(header) or named < 2:
             continue
         if sum(1 for cell in header if cell) < len(header) - 1 or max(map(len, header)) > 80:
             continue
