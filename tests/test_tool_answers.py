@@ -310,3 +310,23 @@ async def test_a_passage_inside_one_long_line_is_cut_to_the_budget_too(memory: T
     found = text_of(await client.call_tool("memory_query", args))
     assert count_tokens(found) <= ANSWER_TOKENS
     assert "when no zone is configured the system reads localtime" in found
+
+
+async def test_a_table_row_longer_than_a_chunk_is_shown_whole(memory: TaskMemory, client: Client) -> None:
+    # An indicator table writes 54 years a row: 400 characters of numbers are more wordpieces than a chunk reads,
+    # so a chunk ends inside the row and the year asked for was cut off the passage.
+    years = list(range(1960, 2014))
+    header = "Country Name,Country Code," + ",".join(map(str, years))
+    rows = [
+        f"Land {n:03d},L{n:02d}," + ",".join(f"{6.1 - 0.037 * k + 0.0011 * n:.4f}" for k in range(len(years)))
+        for n in range(60)
+    ]
+    ns = memory.store([TextArtifact(value="\n".join([header, *rows]) + "\n")], tool="data.fetch").namespace
+    assert memory.text.wait_chunked([ns], 60)
+    args = {"query": "Land 042 fertility in 2011", "artifact_namespace": ns, "mode": "lexical"}
+    answer = await client.call_tool("memory_query", args)
+    assert rows[42] in text_of(answer).splitlines()
+    shown = next(r for r in meta(answer)["results"] if rows[42] in r["text"].splitlines())
+    # its place is still where it starts: memory_load from its offset begins with its first line
+    load = await client.call_tool("memory_load", {"artifact_namespace": ns, "offset": shown["offset"]})
+    assert text_of(load, 0).startswith(shown["text"][:40])

@@ -30,10 +30,10 @@ from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory import outline, records
 from offprompt.memory.outline import Entry, LineIndex
 from offprompt.memory.records import Summary
-from offprompt.memory.storage.base import Candidate, LineMatch, Window
+from offprompt.memory.storage.base import Candidate, Hit, LineMatch, Window
 from offprompt.memory.storage.files import write_atomically
 from offprompt.memory.storage.grep import GrepWorkers
-from offprompt.memory.storage.windows import widened
+from offprompt.memory.storage.windows import widened, widened_in
 from offprompt.tokens import TokenIndex
 
 __all__ = ["MAX_LINE_CHARS", "LocalTexts", "OnDisk", "TextSource", "searchable"]
@@ -120,6 +120,39 @@ class LocalTexts:
             data = path.read_bytes()
         a, b = widened(data, start, end)
         return a, data[a:b].decode("utf-8", errors="replace")
+
+    def widened_hits(self, hits: Sequence[Hit]) -> list[Hit]:
+        """Each hit widened to the lines it cuts, as a window is (`windows.widened`), its first token moved with
+        its first byte: a chunk cut inside a line (a table's row of 400 characters is longer than a chunk reads)
+        is shown from the line's start to its end, where its edges are near."""
+        by_key: dict[Key, list[int]] = {}
+        for k, hit in enumerate(hits):
+            if hit.start >= 0:
+                by_key.setdefault((hit.namespace, hit.item), []).append(k)
+        out = list(hits)
+        with self._source.held(by_key) as present:
+            for key in present:
+                try:
+                    with open(self.path(*key, ".txt"), "rb") as f:
+                        size = os.fstat(f.fileno()).st_size
+                        for k in by_key[key]:
+                            out[k] = self._widened(f, size, hits[k])
+                except (OSError, ValueError):
+                    continue  # deleted since it was ranked: shown as it was read
+        return out
+
+    def _widened(self, f: Any, size: int, hit: Hit) -> Hit:
+        end = hit.start + len(hit.text.encode("utf-8"))
+        a, b = widened_in(f, size, hit.start, end)
+        if (a, b) == (hit.start, end):
+            return hit
+        f.seek(a)
+        text = f.read(b - a).decode("utf-8", errors="replace")
+        offset = hit.offset
+        if a != hit.start:
+            offsets = np.memmap(self.path(hit.namespace, hit.item, ".idx"), dtype="<u4", mode="r")
+            offset = TokenIndex(offsets).token_at(a)
+        return replace(hit, text=text, start=a, offset=offset)
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window:
         with self.held(namespace, item) as text_path:

@@ -119,10 +119,11 @@ class TextSearch:
 
         found = self._scored(query, vector, candidates, names, mode)
         best = sorted(found, key=lambda c: (c.named, c.score), reverse=True)[:top_k]
-        hits = [_hit(c) for c in best]
+        hits = self._texts.widened_hits([_hit(c) for c in best])
         if mode != "hybrid":
             return Ranking(hits, by_words=unavailable)
         kept = _words_first(found)
+        kept = self._texts.widened_hits([kept])[0] if kept is not None else None
         window = self._words_window(query, namespaces)
         if window is not None and hits:  # in the place of a passage it ranks as well as
             window = replace(window, score=min(h.score for h in hits[:LEXICAL_FIRST_WITHIN]))

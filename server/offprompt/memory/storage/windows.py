@@ -10,9 +10,9 @@ fixed, so re-indexing finds the same ones) and shown widened to whole lines, or 
 
 from __future__ import annotations
 
-from typing import Final
+from typing import BinaryIO, Final
 
-__all__ = ["WIDEN_BYTES", "WINDOW_CHARS", "spans", "widened"]
+__all__ = ["WIDEN_BYTES", "WINDOW_CHARS", "spans", "widened", "widened_in"]
 
 #: The window's length: about 200 tokens, what an outside judge's plain BM25 reads at a time.
 WINDOW_CHARS: Final = 800
@@ -36,6 +36,16 @@ def widened(data: bytes, start: int, end: int) -> tuple[int, int]:
     """The span `start`..`end` of `data` widened to the lines it cuts, when their edges are within WIDEN_BYTES,
     else to the words it cuts: a passage that starts and ends where a reader would."""
     return _back(data, start), _forward(data, end)
+
+
+def widened_in(f: BinaryIO, size: int, start: int, end: int) -> tuple[int, int]:
+    """`widened` over a file of `size` bytes, reading only the WIDEN_BYTES each side of the span (and one more,
+    so a slice that starts past the file's start is never taken for it)."""
+    base = max(0, start - WIDEN_BYTES - 1)
+    top = min(size, end + WIDEN_BYTES + 1)
+    f.seek(base)
+    data = f.read(top - base)
+    return base + _back(data, start - base), base + _forward(data, end - base)
 
 
 def _back(data: bytes, start: int) -> int:
