@@ -1,9 +1,9 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
 `bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95,
-`frozen-6/` 107 and `frozen-7/` 108, each set written by two outside writers that saw only their prompt
-(`WRITER_PROMPT.md`) and the documents they chose, committed before the set's first run. They only report: a
-ranking change is chosen on other questions. If one of these files changes, the set no longer measures what
+`frozen-6/` 107, `frozen-7/` 108 and `frozen-8/` 107, each set written by two outside writers that saw only
+their prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before the set's first run. They only
+report: a ranking change is chosen on other questions. If one of these files changes, the set no longer measures what
 nobody here tuned on, and this test says so.
 """
 
@@ -130,6 +130,22 @@ SHA256_7 = {
     "docs/tests_boltons-pytest-K.txt": "01167229b874d27b31de7bddebff32910dcc0343358a5025a7b4472706c36782",
 }
 
+FROZEN_8 = REPO / "bench" / "retrieval" / "data" / "frozen-8"
+SHA256_8 = {
+    "WRITER_PROMPT.md": "e785b496770f209ee4f2bf112538cdc1f3391904df335c4c2b0ca1c87a21abae",
+    "qa-M.jsonl": "abdea3bbf741ef961ea152f2b0c1b14a6a9a3857f8c1e40303eb563028bbbee0",
+    "qa-N.jsonl": "be0fb29b16af4fc6cdc639751d814549e357a5f9edb2e9fad25c9aa445bf53ae",
+    "docs/code_cryptography-ocsp-resp-N.rs": "2c61391ea051992b43bbcf1eb3173a6832c22933e7680eea0de12b9233e58e3a",
+    "docs/commits_markupsafe-M.txt": "d972052b8b3e196caf546dbebd78f5b83141caaf60c1a0e1ec9dba34aa9bb6e7",
+    "docs/json_pip-inspect-flask-venv-M.json": "39035bafae4dc1f0d405fe7b61bb821e5aa74093d85deb928caefb111ecd817e",
+    "docs/logs_postgresql-pgbench-N.log": "8b1ea29e2f36b400afef16ad29edf953b63793fe7becec2e7df882fbba5b1cab",
+    "docs/page_pygame-surface-N.txt": "642e979681f10024044d000e598bf518c412ef595d8b191287697d30beb3746f",
+    "docs/table_ls-cpython-test-N.txt": "230b41214f11e283bbec486618fc73acb2346c15a2314f59c1d3f652836fe273",
+    "docs/table_statsmodels-modules-M.md": "36e9fbf03a3ab3bf558ee1c7204e4bf557e66fee44e240468ef11c7dca9ca0f8",
+    "docs/table_titanic-passengers-M.csv": "05b0f524a4c9737bb963e828364628d8f9e8da1945033bc635e4287890327048",
+    "docs/tests_click-pytest-M.txt": "96b3a02938276db94f1bfa16148f288b2df95b797881898145ea53e52a6051f0",
+}
+
 #: Each set: its folder, its files' digests, its writers' letters, and how many questions they wrote.
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
@@ -139,6 +155,7 @@ SETS = [
     pytest.param(FROZEN_5, SHA256_5, "GH", 95, id="frozen-5"),
     pytest.param(FROZEN_6, SHA256_6, "IJ", 107, id="frozen-6"),
     pytest.param(FROZEN_7, SHA256_7, "KL", 108, id="frozen-7"),
+    pytest.param(FROZEN_8, SHA256_8, "MN", 107, id="frozen-8"),
 ]
 
 
