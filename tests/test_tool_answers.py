@@ -330,3 +330,33 @@ async def test_a_table_row_longer_than_a_chunk_is_shown_whole(memory: TaskMemory
     # its place is still where it starts: memory_load from its offset begins with its first line
     load = await client.call_tool("memory_load", {"artifact_namespace": ns, "offset": shown["offset"]})
     assert text_of(load, 0).startswith(shown["text"][:40])
+
+
+@pytest.mark.parametrize(
+    ("header", "row"),
+    [
+        ("name,class,age,sex,survived", '"{name}",3rd,{n},male,0'),
+        (
+            "| name | class | age | sex | survived |\n| --- | --- | ---: | --- | ---: |",
+            "| {name} | 3rd | {n} | male | 0 |",
+        ),
+        ("NAME              CLASS   AGE  SEX     SURVIVED", "{name:<17} 3rd     {n:<4} male    0"),
+    ],
+    ids=["csv", "markdown", "columns"],
+)
+async def test_a_tables_rows_are_shown_under_its_header(
+    memory: TaskMemory, client: Client, header: str, row: str
+) -> None:
+    # A row far down a table is a line of values (`"Dean, Miss Elizabeth",3rd,0.17,female,1`): which is the age and
+    # which the class, and "what columns does the file have", only its header says, and no passage holds it.
+    rows = [row.format(name=f"Passenger{n:04d}", n=n % 80) for n in range(1500)]
+    ns = memory.store([TextArtifact(value="\n".join([header, *rows]) + "\n")], tool="data.read").namespace
+    assert memory.text.wait_chunked([ns], 60)
+    assert memory.text.records(ns, 0) is not None  # made now, as the indexer makes them after the reference
+    args = {"query": "Passenger1234", "artifact_namespace": ns, "mode": "lexical"}
+    found = text_of(await client.call_tool("memory_query", args))
+    first = header.split("\n", 1)[0]
+    assert found.startswith(f"The table's header, item 0 line 1: {first}\n\n[1] ")
+    assert rows[1234] in found
+    top = await client.call_tool("memory_query", {**args, "query": "Passenger0001"})
+    assert text_of(top).count(first) == 1  # a passage that shows it already is not repeated

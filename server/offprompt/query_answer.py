@@ -21,9 +21,9 @@ __all__ = [
     "candidate_lines",
     "candidates",
     "cut",
-    "own_summaries",
     "passage_place",
     "passage_token",
+    "read_against",
     "shown_text",
     "within_answer_budget",
 ]
@@ -131,36 +131,43 @@ def within_answer_budget(
     return hits, more
 
 
-def own_summaries(memory: TaskMemory, hits: Sequence[Hit], scoped: bool, *, unless_shown: bool = True) -> str:
-    """The own summary line of each text among the passages that has one (a test run's `=== 2 failed, 2 passed in
-    0.31s ===`), at its place, unless a passage shows it already: every question about a run is read against its
-    verdict, and among hundreds of alike result lines no ranking puts that line first."""
+def read_against(memory: TaskMemory, hits: Sequence[Hit], scoped: bool, *, unless_shown: bool = True) -> str:
+    """The lines each text among the passages is read against, at their places, unless a passage shows them
+    already: a table's header (a row far down is a line of bare values: which is the age, which the class) and a
+    test run's own summary (`=== 2 failed, 2 passed in 0.31s ===`: every question about a run is read against its
+    verdict, and among hundreds of alike result lines no ranking puts that line first)."""
     out: list[str] = []
     for namespace, item in dict.fromkeys((h.namespace, h.item) for h in hits):
         try:
             made = memory.text.records(namespace, item, make=False)  # made after the reference: not waited for
         except OffpromptError:
             continue
-        if made is None or not made.totals_at:
+        if made is None:
             continue
         mine = [h for h in hits if (h.namespace, h.item) == (namespace, item) and h.line > 0]
-        if unless_shown and any(h.line <= made.totals_at < h.line + len(h.text.splitlines()) for h in mine):
-            continue
         place = f"item {item}" if scoped else f"artifact_namespace {namespace} item {item}"
-        whole = " ".join(made.totals.split()) in " ".join(made.totals_line.split())
-        said = "" if whole else f" (in all: {made.totals})"
-        out.append(f"The {made.kind}'s own summary, {place} line {made.totals_at}: {made.totals_line.strip()}{said}")
+
+        def shown(line: int, mine: list[Hit] = mine) -> bool:
+            return unless_shown and any(h.line <= line < h.line + len(h.text.splitlines()) for h in mine)
+
+        if made.header_at and mine and not shown(made.header_at):
+            out.append(f"The table's header, {place} line {made.header_at}: {cut(made.header_line, LINE_CHARS)}")
+        if made.totals_at and not shown(made.totals_at):
+            whole = " ".join(made.totals.split()) in " ".join(made.totals_line.split())
+            said = "" if whole else f" (in all: {made.totals})"
+            line = made.totals_line.strip()
+            out.append(f"The {made.kind}'s own summary, {place} line {made.totals_at}: {line}{said}")
     return "\n".join(out)
 
 
 def answer_text(
     memory: TaskMemory, hits: list[Hit], more: list[dict[str, Any]], words: Collection[str], budget: int, scoped: bool
 ) -> tuple[str, list[Hit], list[dict[str, Any]]]:
-    """The answer's text within `budget` tokens: the texts' own summaries first (their cost set aside before the
-    passages are cut), then the passages and candidates; and the passages and candidates shown."""
-    reserved = count_tokens(own_summaries(memory, hits, scoped, unless_shown=False))
+    """The answer's text within `budget` tokens: the lines the texts are read against first (their cost set aside
+    before the passages are cut), then the passages and candidates; and the passages and candidates shown."""
+    reserved = count_tokens(read_against(memory, hits, scoped, unless_shown=False))
     hits, more = within_answer_budget(hits, more, words, budget - reserved, scoped)
-    head = own_summaries(memory, hits, scoped)
+    head = read_against(memory, hits, scoped)
     return "\n\n".join(filter(None, [head, shown_text(hits, more, scoped)])), hits, more
 
 

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from offprompt.artifacts import TEXT_KINDS, BlobArtifact, ResourceLinkArtifact, to_block
 from offprompt.errors import InvalidArgumentError, NotFoundError, OffpromptError
 from offprompt.images import downscale_to_fit
+from offprompt.memory.answers import Answer
 from offprompt.memory.catalog import Flow, NamespaceRecord
 from offprompt.memory.outline import view as outline_view
 from offprompt.memory.outline.passages import terms as passage_terms
@@ -193,28 +194,15 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
     scoped = args.artifact_namespace is not None
     budget = ANSWER_TOKENS * max(1.0, (args.top_k + args.more) / DEFAULT_SHOWN)
     words = passage_terms(" ".join([args.query, *args.queries]))
+    notes = _query_notes(found, indexing, args.mode)  # within the budget too: the model reads them as well
+    budget -= count_tokens("\n\n".join(notes))
     shown, hits, more = await anyio.to_thread.run_sync(answer_text, memory, hits, more, words, int(budget), scoped)
     lines = [shown]
     if not hits:
         lines = ["No passages found." if not indexing else "No passages found yet."]
         if more:
             lines.append(candidate_lines(more, hits, scoped))
-    if found.by_words:
-        lines.append(
-            f"Search by meaning is unavailable right now ({found.by_words}): these passages are ranked by their "
-            "words only." + ("" if "auth_token" in found.by_words else " Try again later for matches by meaning.")
-        )
-    if found.unchunked:
-        lines.append(
-            f"Still indexing: {', '.join(found.unchunked)}. Its passages here were ranked by their words, read "
-            "as stored (nothing matches by meaning yet); memory_grep and memory_load work on it already."
-        )
-    elif indexing:
-        missing = "passages that match by meaning" if args.mode == "hybrid" else "passages"
-        lines.append(
-            f"Still indexing: {', '.join(indexing)}. Its {missing} may be missing from these results; "
-            "memory_grep and memory_load work on it already."
-        )
+    lines.extend(notes)
     results = [
         {
             "artifact_namespace": h.namespace,
@@ -231,9 +219,33 @@ async def memory_query(memory: TaskMemory, args: QueryArgs, owner: str | None) -
     if found.by_words:
         meta["by_words"] = found.by_words
     if found.left_out:
-        lines.append(_left_out_note(found.left_out, "memory_query"))
         meta["sensitive_left_out"] = len(found.left_out)
     return _answer("\n\n".join(lines), meta)
+
+
+def _query_notes(found: Answer, indexing: Sequence[str], mode: str) -> list[str]:
+    """What memory_query says after its passages: ranked by words alone, still indexing, sensitive outputs left
+    out."""
+    notes: list[str] = []
+    if found.by_words:
+        notes.append(
+            f"Search by meaning is unavailable right now ({found.by_words}): these passages are ranked by their "
+            "words only." + ("" if "auth_token" in found.by_words else " Try again later for matches by meaning.")
+        )
+    if found.unchunked:
+        notes.append(
+            f"Still indexing: {', '.join(found.unchunked)}. Its passages here were ranked by their words, read "
+            "as stored (nothing matches by meaning yet); memory_grep and memory_load work on it already."
+        )
+    elif indexing:
+        missing = "passages that match by meaning" if mode == "hybrid" else "passages"
+        notes.append(
+            f"Still indexing: {', '.join(indexing)}. Its {missing} may be missing from these results; "
+            "memory_grep and memory_load work on it already."
+        )
+    if found.left_out:
+        notes.append(_left_out_note(found.left_out, "memory_query"))
+    return notes
 
 
 #: How many of the sensitive outputs a search left out its answer names.

@@ -41,7 +41,8 @@ class Summary:
     """What a text's records are: the reader's kind, how many, their fields, one jq example; `estimated` when
     counted over the head only; `skipped` says why they were not kept; `totals`, the text's own summary line
     where it has one (a unittest run's `Ran 970 tests in 2.181s; OK (skipped=64)`), and the line that says it:
-    `totals_at`, its number (0: no one line does, as for several runs' sum), and `totals_line`, as written."""
+    `totals_at`, its number (0: no one line does, as for several runs' sum), and `totals_line`, as written; a
+    table's header line likewise (`header_at`, `header_line`: 0 and "" for a text with none or with several)."""
 
     kind: str
     what: str
@@ -53,6 +54,8 @@ class Summary:
     totals: str = ""
     totals_at: int = 0
     totals_line: str = ""
+    header_at: int = 0
+    header_line: str = ""
 
     def to_text(self) -> str:
         about = "about " if self.estimated else ""
@@ -97,7 +100,7 @@ def preview(text: str, kind: str = "text") -> Summary | None:
     # Records follow lines more closely than bytes (a table's later rows are longer: bigger numbers, longer ids).
     lines = (text.count("\n") + 1, head.count("\n") + 1)
     count = len(records) if whole else max(len(records), round(len(records) * lines[0] / lines[1]))
-    summary = _summary(reader, records, count, estimated=not whole)
+    summary = _with_header(_summary(reader, records, count, estimated=not whole), reader, head, records)
     return _with_totals(summary, reader, text) if whole else summary
 
 
@@ -111,7 +114,7 @@ def make(text: str, kind: str = "text", max_bytes: int = MAX_BYTES) -> tuple[Sum
     if not records:
         return None
     data = _json(records)
-    summary = _with_totals(_summary(reader, records, len(records)), reader, text)
+    summary = _with_totals(_with_header(_summary(reader, records, len(records)), reader, text, records), reader, text)
     if len(data) > max_bytes:
         skipped = f"their JSON would take {len(data):,} bytes, over the cap of {max_bytes:,} bytes for one text"
         return replace(summary, skipped=skipped), None
@@ -140,6 +143,21 @@ def _with_totals(summary: Summary, reader: RecordReader, text: str) -> Summary:
     begin, end = text.rfind("\n", 0, found) + 1, text.find("\n", found)
     line = text[begin : end if end >= 0 else len(text)].rstrip()
     return replace(summary, totals=said, totals_at=text.count("\n", 0, begin) + 1, totals_line=line)
+
+
+def _with_header(summary: Summary, reader: RecordReader, text: str, records: Sequence[Record]) -> Summary:
+    """The summary with the header line of a reader's one table (`headed`): the nearest line with a word above
+    its first row, past a Markdown table's rule. None for a text of several tables (Markdown's `table` field)."""
+    if not getattr(reader, "headed", False) or not records or "table" in records[0]:
+        return summary
+    first = records[0].get("line")
+    if not isinstance(first, int) or first < 2:
+        return summary
+    lines = text.split("\n", first)[: first - 1]
+    for at in range(len(lines) - 1, -1, -1):
+        if any(ch.isalpha() for ch in lines[at]):
+            return replace(summary, header_at=at + 1, header_line=lines[at].rstrip())
+    return summary
 
 
 def _is_json(text: str) -> bool:

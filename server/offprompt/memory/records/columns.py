@@ -38,6 +38,8 @@ class ColumnsReader:
     """Rows of fixed-width columns under a header line."""
 
     name = "table of columns"
+    #: Its rows are read by the header line above them, which memory_query shows above them too.
+    headed = True
     what = "rows"
 
     def fits(self, lines: Sequence[str]) -> bool:

@@ -23,6 +23,8 @@ class DelimitedReader:
     """Rows of a CSV or TSV table, keyed by its header."""
 
     name = "CSV/TSV table"
+    #: Its rows are read by the header line above them, which memory_query shows above them too.
+    headed = True
     what = "rows"
 
     def fits(self, lines: Sequence[str]) -> bool:

@@ -19,6 +19,8 @@ class MarkdownTableReader:
     """The rows of each pipe table, keyed by its header."""
 
     name = "Markdown table"
+    #: Its rows are read by the header line above them, which memory_query shows above them too.
+    headed = True
     what = "rows"
 
     def fits(self, lines: Sequence[str]) -> bool:
