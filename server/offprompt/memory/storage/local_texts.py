@@ -124,7 +124,8 @@ class LocalTexts:
     def widened_hits(self, hits: Sequence[Hit]) -> list[Hit]:
         """Each hit widened to the lines it cuts, as a window is (`windows.widened`), its first token moved with
         its first byte: a chunk cut inside a line (a table's row of 400 characters is longer than a chunk reads)
-        is shown from the line's start to its end, where its edges are near."""
+        is shown from the line's start to its end, where its edges are near. Each text is opened once, and its
+        token index mapped only if a first byte moves."""
         by_key: dict[Key, list[int]] = {}
         for k, hit in enumerate(hits):
             if hit.start >= 0:
@@ -134,25 +135,27 @@ class LocalTexts:
             for key in present:
                 try:
                     with open(self.path(*key, ".txt"), "rb") as f:
-                        size = os.fstat(f.fileno()).st_size
-                        for k in by_key[key]:
-                            out[k] = self._widened(f, size, hits[k])
+                        self._widen_in(f, key, [(k, hits[k]) for k in by_key[key]], out)
                 except (OSError, ValueError):
                     continue  # deleted since it was ranked: shown as it was read
         return out
 
-    def _widened(self, f: Any, size: int, hit: Hit) -> Hit:
-        end = hit.start + len(hit.text.encode("utf-8"))
-        a, b = widened_in(f, size, hit.start, end)
-        if (a, b) == (hit.start, end):
-            return hit
-        f.seek(a)
-        text = f.read(b - a).decode("utf-8", errors="replace")
-        offset = hit.offset
-        if a != hit.start:
-            offsets = np.memmap(self.path(hit.namespace, hit.item, ".idx"), dtype="<u4", mode="r")
-            offset = TokenIndex(offsets).token_at(a)
-        return replace(hit, text=text, start=a, offset=offset)
+    def _widen_in(self, f: Any, key: Key, mine: list[tuple[int, Hit]], out: list[Hit]) -> None:
+        size = os.fstat(f.fileno()).st_size
+        tokens: TokenIndex | None = None
+        for k, hit in mine:
+            end = hit.start + len(hit.text.encode("utf-8"))
+            a, b = widened_in(f, size, hit.start, end)
+            if (a, b) == (hit.start, end):
+                continue
+            f.seek(a)
+            text = f.read(b - a).decode("utf-8", errors="replace")
+            offset = hit.offset
+            if a != hit.start:
+                if tokens is None:
+                    tokens = TokenIndex(np.memmap(self.path(*key, ".idx"), dtype="<u4", mode="r"))
+                offset = tokens.token_at(a)
+            out[k] = replace(hit, text=text, start=a, offset=offset)
 
     def window(self, namespace: str, item: int, offset: int, max_tokens: int) -> Window:
         with self.held(namespace, item) as text_path:

@@ -119,11 +119,11 @@ class TextSearch:
 
         found = self._scored(query, vector, candidates, names, mode)
         best = sorted(found, key=lambda c: (c.named, c.score), reverse=True)[:top_k]
-        hits = self._texts.widened_hits([_hit(c) for c in best])
+        first = _words_first(found) if mode == "hybrid" else None
+        shown = self._texts.widened_hits([*map(_hit, best), *([first] if first else [])])  # one pass over the files
+        hits, kept = shown[: len(best)], (shown[-1] if first else None)
         if mode != "hybrid":
             return Ranking(hits, by_words=unavailable)
-        kept = _words_first(found)
-        kept = self._texts.widened_hits([kept])[0] if kept is not None else None
         window = self._words_window(query, namespaces)
         if window is not None and hits:  # in the place of a passage it ranks as well as
             window = replace(window, score=min(h.score for h in hits[:LEXICAL_FIRST_WITHIN]))
