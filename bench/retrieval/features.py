@@ -35,9 +35,14 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, required=True, help="the --data-dir of an earlier eval run")
     parser.add_argument("--memory-name", default="retrieval-eval")
     parser.add_argument("--out", type=Path, required=True, help="the JSON lines to write")
+    parser.add_argument(
+        "--spent",
+        action="store_true",
+        help="a frozen set already run once, its figures reported: it may be fitted on, and a newer set judges",
+    )
     args = parser.parse_args()
-    if args.set.startswith("frozen"):
-        parser.error("the frozen set only reports: it is never fitted on")
+    if args.set.startswith("frozen") and not args.spent:
+        parser.error("a frozen set only reports until its one run: pass --spent for one already run")
 
     questions = retrieval.load_questions(args.set)
     captured: list[tuple[list[Candidate], list[list[float]]]] = []
