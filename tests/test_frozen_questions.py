@@ -1,7 +1,7 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
 `bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95,
-`frozen-6/` 107, `frozen-7/` 108 and `frozen-8/` 107, each set written by two outside writers that saw only
+`frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107 and `frozen-9/` 107, each set written by two outside writers that saw only
 their prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before the set's first run. They only
 report: a ranking change is chosen on other questions. If one of these files changes, the set no longer measures what
 nobody here tuned on, and this test says so.
@@ -146,6 +146,22 @@ SHA256_8 = {
     "docs/tests_click-pytest-M.txt": "96b3a02938276db94f1bfa16148f288b2df95b797881898145ea53e52a6051f0",
 }
 
+FROZEN_9 = REPO / "bench" / "retrieval" / "data" / "frozen-9"
+SHA256_9 = {
+    "WRITER_PROMPT.md": "457fe1f23f43167b5fc87b16a1fec2a2498f35f9a7a200eef0a6e94d9a711fb8",
+    "qa-O.jsonl": "8f443672bb939221cae48f58864cff532fae64207eabe759ee33523d5c473e02",
+    "qa-P.jsonl": "2f13fb2fe00835a433031174085626dc0bf3d8d265a3aec5d1b5e87ad81b4879",
+    "docs/code_maturin-auditwheel-linux-P.rs": "6ac258ebc6a8d162ef61849a2f82536a3cbe9c720399708e18c3cf553c5dc9e8",
+    "docs/commits_blinker-O.txt": "005f5de9286082d2f937bc93a5118df429cbe7265cf268684f5ba335eec84cc1",
+    "docs/json_pip-inspect-requests-venv-O.json": "5b4bd6ea82d16c8a3f586567fdc8a8d5846fd88deeb4a8d846259302d50a2acd",
+    "docs/logs_postgres-webcatalog-session-P.log": "e3c6454674c55f631c6b415ccd434d9d92b4c56b0e11306141ebb140ac629539",
+    "docs/page_dogpile-cache-usage-guide-P.txt": "9d78b14477c71d26ac69b6981e3980a65c60d53ac5d6d874fed16cfdb04681b7",
+    "docs/table_co2-emissions-O.csv": "abf0771f920a651f4d31254a2d2336bec78a15aa21936cc058ae91d2d5154c13",
+    "docs/table_lodash-4.18.1-ls-l-P.txt": "2870f25f95fb603d06a391977734266aacc6639b2d15ac03913a960a79614e65",
+    "docs/table_pygments-lexers-O.md": "82ef14500d1219de5ba41d6d456310b4c8fa6a4ba503930a899d4f0db26ef6c5",
+    "docs/tests_pyparsing-O.txt": "6e3f22c2de4f3c75383fa2c37f03818123600bdcbb4feaf89f6b2fb97a8849a3",
+}
+
 #: Each set: its folder, its files' digests, its writers' letters, and how many questions they wrote.
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
@@ -156,6 +172,7 @@ SETS = [
     pytest.param(FROZEN_6, SHA256_6, "IJ", 107, id="frozen-6"),
     pytest.param(FROZEN_7, SHA256_7, "KL", 108, id="frozen-7"),
     pytest.param(FROZEN_8, SHA256_8, "MN", 107, id="frozen-8"),
+    pytest.param(FROZEN_9, SHA256_9, "OP", 107, id="frozen-9"),
 ]
 
 

@@ -37,7 +37,7 @@ commit the run was made on; every question's rank per ranking and rule, for comp
 question, goes to bench/listings/retrieval-<set>.json unless --answers (git-ignored: a listing is not a figure).
 
 Usage: .venv/bin/python bench/retrieval/eval.py
-       [--set tuning|frozen|frozen-2|…|frozen-8|generated]
+       [--set tuning|frozen|frozen-2|…|frozen-9|generated]
        [--out FILE] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
@@ -102,6 +102,7 @@ WRITERS = {
     "frozen-6": ("I", "J"),
     "frozen-7": ("K", "L"),
     "frozen-8": ("M", "N"),
+    "frozen-9": ("O", "P"),
 }
 RESULTS = HERE.parent / "results"
 #: Every question's rank, per run: read by --baseline-from and --markdown, never committed (.gitignore).
@@ -116,6 +117,7 @@ SETS = (
     "frozen-6",
     "frozen-7",
     "frozen-8",
+    "frozen-9",
     "generated",
 )
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
