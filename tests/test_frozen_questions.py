@@ -1,10 +1,10 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
 `bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95,
-`frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107 and `frozen-9/` 107, each set written by two outside writers that saw only
-their prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before the set's first run. They only
-report: a ranking change is chosen on other questions. If one of these files changes, the set no longer measures what
-nobody here tuned on, and this test says so.
+`frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107 and `frozen-9/` 107, each set written by two outside writers
+that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before the set's first
+run. They only report until that run: a ranking change is chosen on other questions. If one of these files
+changes, the set no longer measures what nobody here tuned on, and this test says so.
 """
 
 from __future__ import annotations

@@ -470,3 +470,20 @@ def test_a_wide_table_whose_columns_are_years_is_read_by_its_header(memory: Task
     namespace = memory.store([TextArtifact(value=text)], tool="t.export").namespace
     assert selected(memory, namespace, 'max_by(.["2010"]) | ."Country Name"') == ["Niger"]
     assert selected(memory, namespace, 'map(select(.["1990"] < 2)) | map(."Country Code")') == [["KOR"]]
+
+
+def test_a_postgresql_logs_time_zone_and_severity_are_read(memory: TaskMemory) -> None:
+    # PostgreSQL's log_line_prefix `%m [%p] ` writes the time with its zone's abbreviation (`… 08:00:01.120 UTC`),
+    # then the process id, and the severity (`LOG:`, `ERROR:`, `FATAL:`): the zone was read as the message's first
+    # word, every event had no level, and every template of the outline began with `UTC`.
+    namespace = stored(memory, "postgresql.log")
+    assert selected(memory, namespace, ".[0].time") == ["2026-11-30 08:00:01.120 UTC"]
+    levels = selected(memory, namespace, 'group_by(.level) | map({(.[0].level // "none"): length}) | add')
+    assert levels == [{"LOG": 10, "ERROR": 1, "FATAL": 1, "none": 3}]  # DETAIL and STATEMENT: parts, not levels
+    assert selected(memory, namespace, 'map(select(.app == "loader" and .level == "LOG")) | length') == [4]
+    assert selected(memory, namespace, ".[5].message") == [
+        "[4120] loader@shop app=loader statement: CREATE ROLE reporter LOGIN"
+    ]
+    titles = [e.title for e in memory.outline(namespace, 0)]
+    assert "15 lines, 2026-11-30 08:00:01.120 UTC to 2026-11-30 08:00:09.001 UTC" in titles
+    assert not [t for t in titles if re.match(r"[\d,]+x UTC", t)], titles  # the templates start past the zone

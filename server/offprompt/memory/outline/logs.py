@@ -15,11 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from offprompt.memory.outline.entries import Found, title
+from offprompt.memory.records.logs import ZONE
 
 TOP_TEMPLATES = 20
 
 _TIME = re.compile(
-    r"^\s*\[?(?P<t>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d"
+    r"^\s*\[?(?P<t>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?" + ZONE + r"|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d"
     r"|[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d|\d{1,2}:\d\d:\d\d(?:\.\d+)?|\d{10}(?:\.\d+)?)\]?"
 )
 _DIGITS = str.maketrans("123456789", "000000000")

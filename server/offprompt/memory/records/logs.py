@@ -11,13 +11,21 @@ from typing import Final
 from offprompt.memory.records.base import Record
 from offprompt.memory.records.values import typed
 
+#: A time zone as logs write it after the time: `Z`, an offset, or a zone's abbreviation (PostgreSQL's `%m`
+#: writes `2026-11-30 08:00:01.120 UTC`; syslog-style servers their local `CET`, `PDT`).
+ZONE: Final = (
+    r"(?:Z|\s?[+-]\d\d:?\d\d|\s(?:UTC|GMT|[ECW]ES?T|BST|IST|MSK|[ECMP][SD]T|AK[SD]T|HST|[JK]ST|A[CEW][SD]T|NZ[SD]T|SGT"
+    r"|HKT)\b)?"
+)
 _TIME: Final = re.compile(
-    r"^\s*\[?(?P<t>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|\s?[+-]\d\d:?\d\d)?|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d"
+    r"^\s*\[?(?P<t>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?" + ZONE + r"|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d"
     r"(?:[.,]\d+)?|[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d|\d{10}(?:\.\d+)?|\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?[\s:,|-]*"
 )
+#: A level word; PostgreSQL's `LOG:` (its severity of routine events) only in capitals before a colon, since `log`
+#: is a word of messages too, and its `DEBUG1` to `DEBUG5` as DEBUG.
 _LEVEL: Final = re.compile(
-    r"^[\[(<]?(?:level=)?(?P<l>TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|CRIT|FATAL|ALERT|EMERG|PANIC)"
-    r"\b[\])>:]?\s*[:|-]?\s*",
+    r"^[\[(<]?(?:level=)?(?P<l>TRACE|DEBUG(?:[1-5]\b)?|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|CRIT|FATAL|ALERT"
+    r"|EMERG|PANIC|(?-i:LOG)(?=:))\b[\])>:]?\s*[:|-]?\s*",
     re.IGNORECASE,
 )
 #: Words before the level that name where the line comes from (`host app[12]:`, `[main]`), at most this many.
@@ -62,7 +70,7 @@ def _event(line: int, time: str, rest: str) -> Record:
         tail = " ".join(words[skip:])
         found = _LEVEL.match(tail)
         if found is not None:
-            level = found.group("l").upper()
+            level = found.group("l").upper().rstrip("12345")
             level = _NORMAL.get(level, level)
             head = " ".join(words[:skip])
             rest = f"{head} {tail[found.end() :]}" if head else tail[found.end() :]
