@@ -345,6 +345,7 @@ class SharedTextStorage:
 
     def close(self, wait: float = 10) -> None:
         self._texts.close()
+        self._search.close()
         self.stop_indexing(wait)
         if not any(t.is_alive() for t in self._threads):
             self._lexical.close()

@@ -315,6 +315,7 @@ class IndexedTextStorage:
             self._lexical.close()
             return
         self._texts.close()
+        self._search.close()
         self.stop_indexing(wait)
         if not any(t.is_alive() for t in self._threads):
             self._lexical.close()
