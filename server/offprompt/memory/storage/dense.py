@@ -260,7 +260,7 @@ class ChromaDenseIndex:
     def embed_query(self, text: str) -> Sequence[float]:
         self.open()
         # Some models embed queries differently from documents (instruction prefixes); the bundled one embeds
-        # them on the caller's thread, at the serving threads' priority.
+        # them on the caller's thread (a query's worker, made by a serving thread), at the serving priority.
         vectors = self._function.embed_query([text])
         return [float(x) for x in vectors[0]]
 

@@ -43,6 +43,8 @@ _Nearest = list[tuple[ChunkRecord, float, str]]
 
 #: Candidates each ranking contributes before fusion.
 CANDIDATES: Final = 50
+#: Queries whose searches by meaning run at once: anyio's worker threads, which serve the tool calls.
+QUERIES_AT_ONCE: Final = 40
 #: How long a scoped query waits for just-stored text to reach the lexical index.
 CHUNKING_WAIT_SECONDS: Final = 0.5  # then the task memory ranks what is still unchunked on the spot
 #: Failures that retrying won't mend: the configuration is wrong.
@@ -82,8 +84,10 @@ class TextSearch:
         self._readonly = readonly
         #: A hybrid query's search by meaning (the query's embedding, then the nearest chunks) runs here beside
         #: its search by words: both wait mostly on native code that lets go of the GIL (ONNX, the vector index,
-        #: SQLite), so the query costs the slower of the two rather than their sum.
-        self._beside = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-by-meaning")
+        #: SQLite), so the query costs the slower of the two rather than their sum. As many workers as queries
+        #: served at once (made when needed, by a serving thread, so at its priority): a query never waits for
+        #: another's search by meaning, as none did when each searched on its own thread.
+        self._beside = ThreadPoolExecutor(max_workers=QUERIES_AT_ONCE, thread_name_prefix="query-by-meaning")
 
     def query(
         self,
