@@ -1,10 +1,11 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
 `bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95,
-`frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107 and `frozen-9/` 107, each set written by two outside writers
-that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before the set's first
-run. They only report until that run: a ranking change is chosen on other questions. If one of these files
-changes, the set no longer measures what nobody here tuned on, and this test says so.
+`frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107, `frozen-9/` 107, `frozen-10/` 106 and `frozen-11/` 108, each set
+written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose,
+committed before the set's first run. They only report until that run: a ranking change is chosen on other
+questions. If one of these files changes, the set no longer measures what nobody here tuned on, and this test says
+so.
 """
 
 from __future__ import annotations
@@ -162,6 +163,38 @@ SHA256_9 = {
     "docs/tests_pyparsing-O.txt": "6e3f22c2de4f3c75383fa2c37f03818123600bdcbb4feaf89f6b2fb97a8849a3",
 }
 
+FROZEN_10 = REPO / "bench" / "retrieval" / "data" / "frozen-10"
+SHA256_10 = {
+    "WRITER_PROMPT.md": "2f0783c606905609091d33eb6c5577435429c0dfffcd6725437573a81421ee4e",
+    "qa-Q.jsonl": "6c83d37961b530a7bf1ba03715a81267bd15ee742483384f0bae2dd501b3a915",
+    "qa-R.jsonl": "3b18250e9260d7b84da3d53a6c3f2511168c127096ce9d5148b98e1546809fe7",
+    "docs/code_rpds-py-lib-R.rs": "06fce96d5736b5f5e42dbe5c904843676d8e080ab54105997855ea68516c409d",
+    "docs/commits_h11-history-Q.txt": "6e3ffb960b85f3307acf04f2b064f03b66f689b4d0859ac9d7905e37af223d0a",
+    "docs/json_pip-inspect-fastapi-uvicorn-Q.json": "39cd65b6f646f426735e12cd017c710d5a596f1f5b9d819a540a092b40a95098",
+    "docs/logs_pip-install-jsonschema-format-R.log": "545d9d7e9d30087ea95928871225d688c31a8bd3c03689ae7f13352c889f7fbd",
+    "docs/page_lxml-faq-R.txt": "0e2a9c108d569c45e9e482ab8017a835fe6f5bb63cb01e655b16f75786283336",
+    "docs/table_cprofile-jsonschema-validate-R.txt": "f2dad20de2c5572b36db6ffceb4f3f5aaff9d6c0d6ef27d158084fe1f2d608ac",
+    "docs/table_rdatasets-index-Q.csv": "db70eb54d8607bb11381e4a205885e86fc2d84f1612968e164a74819c475024f",
+    "docs/table_scipy-modules-Q.md": "dec996ebbcca8a667094866e60c15f69ce829c3f60da6366565a02eebaacf806",
+    "docs/tests_pyasn1-pytest-Q.txt": "725ccb219f09287c3468660e2e754c45b5c6d235572aa2d75be2e3ba0fc3bb53",
+}
+
+FROZEN_11 = REPO / "bench" / "retrieval" / "data" / "frozen-11"
+SHA256_11 = {
+    "WRITER_PROMPT.md": "4bad5b1f40ae838be3f16a7c22d07b073aef249f2c04453373b3a21ad553d0ca",
+    "qa-S.jsonl": "c10e6bee5c19b11716eceaab95a3bde6b29532fa8be5bbe2859349734a6cd78f",
+    "qa-T.jsonl": "fe7fdd3cc6bdb1683a6d2392c8eb9077c7452bb37fbec1d9b939a01081345d92",
+    "docs/code_temporal-envconfig-T.rs": "b72dc525d4a2913515a9df4c40fe0a823b1b22635ad647046d9ee987e53d09e5",
+    "docs/commits_chalk-S.txt": "39dec625b2c702c60fee03410cf98c9ff9ed615ee55af05f89dfffebcb006bfe",
+    "docs/json_koa-npm-ls-S.json": "1683d60385aaaad79c911f2dad1a77612d271b81b35382647ddc84fce7c71c85",
+    "docs/logs_npm-install-nestjs-cli-T.log": "7360bc58419433bf91a86c769d9b568faa877f5ab286334e2a688e257f44f96b",
+    "docs/page_npm-config-T.txt": "b73a54f961e7b611ca4e6951f4e79c23af0d674f8b90139f03c603d1dd8577c3",
+    "docs/table_dpkg-info-ls-T.txt": "488d8f2fa5e170ef2cfffa09da5a4134dfa5d796d0b84202ea1973fddf9a1c1f",
+    "docs/table_eleventy-packages-S.csv": "5b6d511f1ba33b24d77e2e890d13e3e411d2804bbdbbdeb7ced7ab975004422d",
+    "docs/table_spdx-licenses-S.md": "766e85afbd43e948d8b35f32e52e20caf968fca608829057db82255ddee1ef0e",
+    "docs/tests_koa-node-test-S.txt": "330ea3b8c9cabdfb27e3bff2880eda29208f8c01dbc43061ceeaa24041efd7fb",
+}
+
 #: Each set: its folder, its files' digests, its writers' letters, and how many questions they wrote.
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
@@ -173,6 +206,8 @@ SETS = [
     pytest.param(FROZEN_7, SHA256_7, "KL", 108, id="frozen-7"),
     pytest.param(FROZEN_8, SHA256_8, "MN", 107, id="frozen-8"),
     pytest.param(FROZEN_9, SHA256_9, "OP", 107, id="frozen-9"),
+    pytest.param(FROZEN_10, SHA256_10, "QR", 106, id="frozen-10"),
+    pytest.param(FROZEN_11, SHA256_11, "ST", 108, id="frozen-11"),
 ]
 
 

@@ -37,7 +37,7 @@ commit the run was made on; every question's rank per ranking and rule, for comp
 question, goes to bench/listings/retrieval-<set>.json unless --answers (git-ignored: a listing is not a figure).
 
 Usage: .venv/bin/python bench/retrieval/eval.py
-       [--set tuning|frozen|frozen-2|…|frozen-9|generated]
+       [--set tuning|frozen|frozen-2|…|frozen-11|generated]
        [--out FILE] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
@@ -103,6 +103,8 @@ WRITERS = {
     "frozen-7": ("K", "L"),
     "frozen-8": ("M", "N"),
     "frozen-9": ("O", "P"),
+    "frozen-10": ("Q", "R"),
+    "frozen-11": ("S", "T"),
 }
 RESULTS = HERE.parent / "results"
 #: Every question's rank, per run: read by --baseline-from and --markdown, never committed (.gitignore).
@@ -118,6 +120,8 @@ SETS = (
     "frozen-7",
     "frozen-8",
     "frozen-9",
+    "frozen-10",
+    "frozen-11",
     "generated",
 )
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
