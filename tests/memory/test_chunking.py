@@ -192,6 +192,45 @@ def test_json_records_are_chunks_of_their_own_and_big_ones_keep_their_path() -> 
     assert deep[0].context == "shapes > BigRequest > members"
 
 
+def test_a_big_records_chunks_name_the_record_they_were_cut_from() -> None:
+    # `pip inspect`'s shape: each installed distribution is an array element too big for one chunk, and its name
+    # sits two objects down (`metadata.name`). A chunk of its later fields must still say whose fields they are.
+    installed = [
+        {
+            "metadata": {
+                "metadata_version": "2.1",
+                "name": name,
+                "version": f"1.{k}",
+                "summary": summary,
+                "description": f"{name}: {summary}\n\n" + f"Read the documentation of {name} online. " * 60,
+                "requires_python": f">=3.{k}",
+            },
+            "installer": "pip",
+        }
+        for k, (name, summary) in enumerate(
+            [
+                ("tzdata", "Provider of IANA time zone data"),
+                ("idna", "Internationalized Domain Names in Applications (IDNA)"),
+                ("six", "Python 2 and 3 compatibility utilities"),
+            ]
+        )
+    ]
+    data = json.dumps({"version": "1", "installed": installed}, indent=2).encode()
+    chunks = chunk(data, "json")
+    assert_covered(data, chunks)
+    assert_within_the_model(data, chunks)
+    holding = [c for c, t in zip(chunks, texts(data, chunks), strict=True) if '"requires_python": ">=3.0"' in t]
+    assert holding
+    assert holding[0].context.startswith("installed > [0] tzdata: Provider of IANA time zone data")
+
+
+def test_records_without_a_member_that_tells_them_apart_keep_their_index() -> None:
+    rows = [{"status": "ok", "notes": "nothing to report " * 80} for _ in range(4)]
+    data = json.dumps(rows, indent=2).encode()
+    contexts = {c.context for c in chunk(data, "json")}
+    assert contexts == {"[0]", "[1]", "[2]", "[3]"}
+
+
 def test_a_log_is_cut_into_overlapping_windows_of_lines() -> None:
     lines = [f"2026-11-30 12:{i // 60:02d}:{i % 60:02d} INFO worker {i % 7} handled request {i}\n" for i in range(600)]
     data = "".join(lines).encode()

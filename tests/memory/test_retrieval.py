@@ -4,6 +4,7 @@ the embeddings are done; texts still read back byte for byte; the embedding func
 from __future__ import annotations
 
 import _pyio
+import json
 import re
 import threading
 import time
@@ -429,6 +430,60 @@ async def test_a_constant_asked_for_in_plain_words_is_found_at_its_defining_line
     wait(memory)
     found = await query(client, query="what is default buffer size")
     assert "DEFAULT_BUFFER_SIZE = 8 * 1024" in found["results"][0]["text"]
+
+
+def pip_inspect(packages: list[tuple[str, str, str]]) -> str:
+    """`pip inspect`'s shape (pip's JSON report of a venv), written by hand: per distribution its metadata with a
+    long README as the description, then classifiers and `requires_python` far below its name and summary."""
+    installed = []
+    for name, summary, python in packages:
+        readme = (
+            f"{name}\n{'=' * len(name)}\n\n{summary}.\n\nInstallation\n------------\n\n    pip install {name}\n\n"
+            + "".join(
+                f"{part}\n{'-' * len(part)}\n\nSee the {part.lower()} section of the project's documentation for "
+                f"{name}; issues and pull requests are welcome on the tracker.\n\n"
+                for part in ("Usage", "Configuration", "Development", "Testing", "Changelog", "Support", "License")
+            )
+        )
+        classifiers = [
+            "Development Status :: 5 - Production/Stable",
+            "Intended Audience :: Developers",
+            "Operating System :: OS Independent",
+            *(f"Programming Language :: Python :: 3.{minor}" for minor in range(8, 14)),
+        ]
+        metadata = {
+            "metadata_version": "2.1",
+            "name": name,
+            "version": "2.0.1",
+            "summary": summary,
+            "description": readme,
+            "description_content_type": "text/x-rst",
+            "license": "MIT",
+            "classifier": classifiers,
+            "requires_python": python,
+        }
+        installed.append({"metadata": metadata, "installer": "pip", "requested": False})
+    return json.dumps({"version": "1", "pip_version": "24.0", "installed": installed}, indent=2)
+
+
+async def test_a_field_of_a_big_json_record_is_among_the_passages_for_what_the_record_is(
+    memory: TaskMemory, client: Client
+) -> None:
+    packages = [
+        ("tzdata", "Provider of IANA time zone data", ">=2"),
+        ("idna", "Internationalized Domain Names in Applications (IDNA)", ">=3.6"),
+        ("urllib3", "HTTP library with thread-safe connection pooling, file post, and more", ">=3.8"),
+        ("six", "Python 2 and 3 compatibility utilities", ">=2.7, !=3.0.*, !=3.1.*, !=3.2.*"),
+        ("colorama", "Cross-platform colored terminal text", ">=2.7, !=3.0.*, !=3.1.*, !=3.2.*, !=3.3.*, !=3.4.*"),
+        ("packaging", "Core utilities for Python packages", ">=3.7"),
+        ("platformdirs", "A small Python package for determining appropriate platform-specific dirs", ">=3.8.1"),
+        ("wcwidth", "Measures the displayed width of unicode strings in a terminal", ">=3.6.2"),
+    ]
+    memory.store([from_block(mt.TextContent(text=pip_inspect(packages)))], tool="shell.pip_inspect")
+    wait(memory)
+    found = await query(client, query="what is the oldest Python the time zone data package supports?")
+    # The field's chunk holds neither "tzdata" nor its summary: only the record's name in its context brings it in.
+    assert any('"requires_python": ">=2"' in passage["text"] for passage in found["results"])
 
 
 #: While set, the embedding service below is down (as an Ollama or OpenAI endpoint can be).

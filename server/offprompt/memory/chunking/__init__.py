@@ -4,7 +4,9 @@ What the text is decides where it is cut (:func:`detect`, in detect.py):
 
 - **JSON**: along records (object members, array elements). A record too big
   for one chunk is cut along its own members, and each of those chunks carries
-  the record's path (``shapes > SendMessageRequest > members``) as context.
+  the record's path (``shapes > SendMessageRequest > members``) as context. An
+  array's record is named there by what tells it from its siblings, read from
+  the records (``installed > [12] tzdata: Provider of IANA time zone data``).
 - **code**: along definitions. A block is a line at the enclosing indentation
   with everything indented under it, plus the comments and decorators right
   above it, so a function with its docstring stays whole where it fits. A
