@@ -116,6 +116,10 @@ AGGREGATIONS = [
         'map(select(.package)) | map("\\(.package)@\\(.version // "")") | .[:2]',
         ["npm@10.8.2", "node@v20.11.1"],
     ),
+    # npm's debug log (`_logs/*-debug-0.log`): each line starts with its sequence number, not a time.
+    ("npm_debug.log", 'map(select(.template | contains("http fetch GET"))) | length', 8),
+    ("npm_debug.log", "max_by(.ms // 0) | .url", "https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz"),
+    ("npm_debug.log", 'map(select(.template | contains("placeDep"))) | length', 4),
     ("pip_install_v.txt", 'map(select(.template | startswith("Requirement already satisfied"))) | length', 2),
     ("pip_install_v.txt", "map(select(.kB)) | max_by(.kB) | .downloading", "certifi-2024.2.2-py3-none-any.whl"),
     ("pip_install_v.txt", 'map(select(.from == "httpx")) | map(.collecting)', ["anyio", "certifi", "httpcore==1.*"]),

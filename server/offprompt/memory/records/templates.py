@@ -3,11 +3,12 @@ URL 12ms (cache miss)`, pip's `Collecting x`, `Downloading x (62 kB)`): one reco
 whole `message`, and the template's variable fields as typed values.
 
 The templates are mined from the lines as Drain does (He et al., "Drain: An Online Log Parsing Approach with Fixed
-Depth Tree", ICWS 2017), with the standard library: a line is split into tokens (words, and brackets and commas
-on their own); a token holding a digit or a URL is variable from the start (a number keeps its unit: `12ms` is
-`<*>ms`); lines of as many tokens and the same first token are one group, and within a group a line joins the
-template it shares at least half of its tokens with, whose differing tokens become `<*>`. So `(cache miss)` and
-`(cache updated)` are one template with a field `cache`, and no list of npm's or pip's phrases is needed.
+Depth Tree", ICWS 2017), with the standard library: a line is split into tokens (words, and brackets and commas on
+their own); a token holding a digit or a URL is variable from the start (a number keeps its unit: `12ms` is
+`<*>ms`); lines of as many tokens and the same first word (past a line's own number) are one group, and within a
+group a line joins the template it shares at least half of its tokens with, whose differing tokens become `<*>`. So
+`(cache miss)` and `(cache updated)` are one template with a field `cache`, and no list of npm's or pip's phrases is
+needed.
 
 A field is named by what its values are (`url`; a unit: `ms`, `kB`; `package` and `version` where every value is
 `name@version` or `name@URL`) or else by the constant word before it (`cache`), else `field_N`. Numbers are numbers.
@@ -73,11 +74,11 @@ class TemplateLogReader:
         # Lines of one template share their number of words and their first word, nearly always: prose and code,
         # whose lines seldom do, are told apart before any line is split into tokens.
         words = [row.split() for row in rows]
-        keys = Counter((len(w), w[0]) for w in words)
+        keys = Counter((len(w), _lead(w)) for w in words)
         if sum(n for n in keys.values() if n >= 2) < _REPEATED * len(rows) or shape_of("\n".join(rows)) == "code":
             return False
         templates = _mine([_shape(_tokens(row)) for row in rows])
-        repeated = [t for t in templates if len(t.lines) >= 2 and _WORD.match(t.tokens[0])]
+        repeated = [t for t in templates if len(t.lines) >= 2 and _WORD.match(_lead(t.tokens))]
         with_fields = any(_ANY in " ".join(t.tokens) for t in repeated)
         return with_fields and sum(len(t.lines) for t in repeated) >= _REPEATED * len(rows)
 
@@ -119,7 +120,7 @@ def _mine(shapes: Sequence[Sequence[str]]) -> list[_Template]:
     for k, shape in enumerate(shapes):
         if not shape:
             continue
-        group = groups.setdefault((len(shape), shape[0]), [])
+        group = groups.setdefault((len(shape), _lead(shape)), [])
         best = max(group[-_RECENT:], key=lambda t: t.similarity(shape), default=None)
         if best is None or best.similarity(shape) < SIMILAR:
             best = _Template(list(shape))
@@ -129,6 +130,12 @@ def _mine(shapes: Sequence[Sequence[str]]) -> list[_Template]:
             best.absorb(shape)
         best.lines.append(k)
     return found
+
+
+def _lead(tokens: Sequence[str]) -> str:
+    """The first word that is no number: a line's own sequence number before it (npm's debug log numbers every
+    line, `12 http fetch GET 200 …`) does not decide its shape, its first word does."""
+    return next((t for t in tokens if not t.startswith(_ANY) and not t.isdigit()), "")
 
 
 def _render(tokens: Sequence[str]) -> str:
