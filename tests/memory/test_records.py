@@ -74,6 +74,9 @@ AGGREGATIONS = [
     ("docker_ps.txt", 'map(select(.STATUS | startswith("Up"))) | map(.NAMES)', ["db", "cache"]),
     ("kubectl.txt", 'map(select(.STATUS != "Running")) | .[0].NAME', "worker-5c8d7f9b4-lq8rt"),
     ("ls_l.txt", 'map(select(.type == "file")) | max_by(.size) | .name', "offprompt.pyz"),
+    # Python's cProfile (`python -m cProfile -s cumulative`): a preamble, then a header of lowercase words.
+    ("cprofile.txt", 'max_by(.tottime) | ."filename:lineno(function)"', "render.py:88(render_row)"),
+    ("cprofile.txt", "map(select(.cumtime >= 0.05)) | length", 8),
     ("app.log", "group_by(.level) | map({(.[0].level): length}) | add", {"INFO": 3, "DEBUG": 1, "WARN": 1, "ERROR": 2}),
     ("app.log", "map(select(.status >= 500)) | map(.path)", ["/v1/items", "/v1/users"]),
     ("dpkg.log", 'map(select(.template == "status installed <*> <*>")) | length', 2),

@@ -1,5 +1,6 @@
-"""Fixed-width column output (`ps`, `docker ps`, `kubectl get`, `df`, `pip list`): columns found where the header
-and the rows are blank at the same places, named by the header's words above them.
+"""Fixed-width column output (`ps`, `docker ps`, `kubectl get`, `df`, `pip list`, a profile's `ncalls tottime …`):
+columns found where the header and the rows are blank at the same places, named by the header's words above them.
+The header may follow a few lines that say what the table is (cProfile's `2016 function calls in 0.3 seconds`).
 
 A word of a row belongs to the column it overlaps (a right-aligned number overlaps its header's end), so a value
 longer than its column is read whole; the last column takes the rest of the line (a command with its arguments).
@@ -25,6 +26,12 @@ _DASHES: Final = re.compile(r"^[\s=-]+$")
 _HEADER_WORD: Final = re.compile(r"[A-Z%#][\w%#()/.:+-]*")
 #: A column's name holds a letter (`%CPU`, `# of pods`), never punctuation alone.
 _NAME: Final = re.compile(r"[^\W\d_]")
+#: Lines before the header that may say what the table is (`top -b`'s five): each is tried as the header.
+_PREAMBLE_ROWS: Final = 6
+#: A header of lowercase words (`ncalls tottime percall`) reads like a line of prose, and a header past other lines
+#: may be a Markdown heading over a list: either heads a table only where this share of its columns hold a number
+#: in most rows (a profile's, `top`'s, `vmstat`'s).
+_NUMERIC_COLUMNS: Final = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +55,7 @@ class ColumnsReader:
 
     def read(self, text: str) -> Iterator[Record]:
         lines = text.split("\n")
-        found = _layout(lines[: _SNIFF_ROWS + 2])
+        found = _layout(lines[: _SNIFF_ROWS + _PREAMBLE_ROWS + 2])
         if found is None:
             return
         first, columns = found
@@ -64,16 +71,26 @@ class ColumnsReader:
 
 
 def _layout(lines: Sequence[str]) -> tuple[int, list[_Column]] | None:
-    """The first data row's index and the columns, if the text starts with a header over aligned rows."""
-    rows = [line.rstrip() for line in lines if line.strip()]
-    if len(rows) < 3:
-        return None
-    header = rows[0]
+    """The first data row's index and the columns, if the text starts with a header over aligned rows (past a
+    preamble of a few lines at most)."""
+    numbered = [(n, line.rstrip()) for n, line in enumerate(lines) if line.strip()]
+    best: tuple[int, list[_Column]] | None = None
+    for k in range(min(_PREAMBLE_ROWS + 1, max(len(numbered) - 2, 0))):
+        found = _under(numbered[k][1], [row for _, row in numbered[k + 1 :]], preamble=k > 0)
+        # A preamble's line can pass for a header over the real one and its rows, naming fewer, wider columns
+        # (`Ordered by: cumulative time`): the header that names the most columns wins, the first of equals.
+        if found is not None and (best is None or len(found) > len(best[1])):
+            best = numbered[k][0] + 1, found
+    return best
+
+
+def _under(header: str, rows: Sequence[str], preamble: bool) -> list[_Column] | None:
+    """The columns of the rows under this header line, if it heads them."""
     words = header.split()
     lower = [w for w in words if not _HEADER_WORD.fullmatch(w)]
-    if len(words) < 2 or len(lower) > 1 or any(typed(w) is not None and not isinstance(typed(w), str) for w in words):
+    if len(words) < 2 or any(typed(w) is not None and not isinstance(typed(w), str) for w in words):
         return None
-    body = [r for r in rows[1 : _SNIFF_ROWS + 1] if not _DASHES.match(r)]
+    body = [r for r in rows[:_SNIFF_ROWS] if not _DASHES.match(r)]
     if len(body) < 2:
         return None
     width = max(len(r) for r in [header, *body])
@@ -92,8 +109,19 @@ def _layout(lines: Sequence[str]) -> tuple[int, list[_Column]] | None:
     columns = _named(header, spans, [any(used[s:e]) for s, e in spans])
     if columns is None or len(columns) < 2 or not all(_NAME.search(c.name) for c in columns):
         return None  # a column named by no word: a comment marker (`# Author: …` over a module's code)
-    first = next(n for n, line in enumerate(lines) if line.strip()) + 1
-    return first, columns
+    if (preamble or len(lower) > 1) and _numeric_share(body, columns) < _NUMERIC_COLUMNS:
+        return None
+    return columns
+
+
+def _numeric_share(body: Sequence[str], columns: Sequence[_Column]) -> float:
+    """The share of the columns whose cells are numbers in most of these rows."""
+    cells = [_cells(row, columns) for row in body]
+    numeric = 0
+    for k in range(len(columns)):
+        numbers = sum(1 for row in cells if isinstance(typed(row[k]), int | float))
+        numeric += numbers >= (1 - _OVERFLOW) * len(cells)
+    return numeric / len(columns)
 
 
 def _named(header: str, spans: list[tuple[int, int]], filled: list[bool]) -> list[_Column] | None:
