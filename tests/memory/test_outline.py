@@ -172,6 +172,29 @@ def test_json_gets_its_schema_and_the_line_of_every_top_level_key_and_record() -
     assert named(entries, "metadata.protocols: array").title.endswith("1 items")
 
 
+def test_json_records_are_listed_by_what_tells_them_apart() -> None:
+    # `pip inspect`'s shape: a distribution's name and summary sit one object down (`metadata.name`). The outline
+    # listed each record by its first member it could print (`installer="pip"`, the same for all of them).
+    installed = [
+        {
+            "metadata": {"metadata_version": "2.1", "name": name, "version": "1.0", "summary": summary},
+            "installer": "pip",
+        }
+        for name, summary in [
+            ("tzdata", "Provider of IANA time zone data"),
+            ("idna", "Internationalized Domain Names in Applications (IDNA)"),
+            ("six", "Python 2 and 3 compatibility utilities"),
+        ]
+    ]
+    entries, _ = build(json.dumps({"version": "1", "installed": installed}, indent=2), kind="json")
+    records = [e.title for e in entries if e.kind == "record"]
+    assert records == [
+        "installed[0] tzdata: Provider of IANA time zone data",
+        "installed[1] idna: Internationalized Domain Names in Applications (IDNA)",
+        "installed[2] six: Python 2 and 3 compatibility utilities",
+    ]
+
+
 def test_json_on_one_line_still_gets_an_outline_with_exact_token_offsets() -> None:
     pretty = (DOCS / "json_botocore_sqs_service-2.json").read_text()
     text = json.dumps(json.loads(pretty), separators=(",", ":"))  # as structuredContent is stored

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from offprompt.memory.chunking.records import names
 from offprompt.memory.outline.entries import Found, title
 
 #: An object with at least this many keys whose values are all objects (or all arrays) is a map: its values
@@ -153,8 +154,12 @@ def _records(value: Any, places: _Places, plain_root: bool) -> Iterator[Found]:
             for key, (start, end) in zip(keys, places.members(path, len(keys)), strict=False):
                 yield Found(title(_name((*map(str, path), str(key)))), "key", depth, start, end)
         elif isinstance(container, list) and container and all(isinstance(v, dict) for v in container[:SAMPLE]):
+            # Named as their chunks are (`installed[8] tzdata: Provider of IANA time zone data`), by what tells
+            # them apart; records with no such member by a member called so (`id=1001`).
+            named = names(container[:LISTED])
             for index, (start, end) in enumerate(places.members(path, min(len(container), LISTED))):
-                label = _label(container[index]) if isinstance(container[index], dict) else ""
+                record = container[index]
+                label = f" {named[index]}" if named[index] else _label(record) if isinstance(record, dict) else ""
                 yield Found(title(f"{_name(tuple(map(str, path)))}[{index}]{label}"), "record", depth, start, end)
 
 
