@@ -1,11 +1,11 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
 `bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95,
-`frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107, `frozen-9/` 107, `frozen-10/` 106 and `frozen-11/` 108, each set
-written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose,
-committed before the set's first run. They only report until that run: a ranking change is chosen on other
-questions. If one of these files changes, the set no longer measures what nobody here tuned on, and this test says
-so.
+`frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107, `frozen-9/` 107, `frozen-10/` 106, `frozen-11/` 108 and
+`frozen-12/` 94, each set written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the
+documents they chose, committed before the set's first run. They only report until that run: a ranking change is
+chosen on other questions. If one of these files changes, the set no longer measures what nobody here tuned on, and
+this test says so.
 """
 
 from __future__ import annotations
@@ -195,6 +195,23 @@ SHA256_11 = {
     "docs/tests_koa-node-test-S.txt": "330ea3b8c9cabdfb27e3bff2880eda29208f8c01dbc43061ceeaa24041efd7fb",
 }
 
+FROZEN_12 = REPO / "bench" / "retrieval" / "data" / "frozen-12"
+SHA256_12 = {
+    "WRITER_PROMPT.md": "78ee549f31f2387eca9ed10873fea13e80be5df623d7a98ca24949c1e0f84009",
+    "qa-U.jsonl": "e9d582a47645fe0c080664a85b0221bf23d169ef167d8c1e782b3ba4db8a6738",
+    "qa-V.jsonl": "16dfc9469f0c4e4c76b95d284a3a05ee430ab6d81f9eb52d4506e3523c867f1c",
+    "docs/logs_apt-install-sim-gimp-inkscape-postgresql-V.txt": (
+        "a2eebc96de38c5e3a0566cfe92074d6893aa52417f0431b4c62498c42380bc0b"
+    ),
+    "docs/logs_npm-install-gulp-debug-V.log": "ddf40506e56a59e2ae9d8b061e1bf54961742d29008ee50fad9c5f857a5acef1",
+    "docs/logs_pip-download-jupyter-V.txt": "119b8cef69cee0d9d6e7c0e116f31f1e2beaa555336577d76af948494bc8e49a",
+    "docs/logs_python-importtime-sympy-V.txt": "f54183fdb27ec8079a4e063d76b459ccff519f7242bf83cec7a708d01fcb3d03",
+    "docs/table_cprofile-pygmentize-html-U.txt": "6a42567d36a69c3508a18ea2614358a48cd68960e131a10d203835a339d5bab4",
+    "docs/table_proc-slabinfo-U.txt": "ad30be49229e04cf6fce9cd063b4a7f8c2c4d1ae9cfa2922295d3528dc45e1c0",
+    "docs/table_top-batch-three-iterations-U.txt": "0f4fedb156f6f424ecd33aaceacd9b0a94992d599cb8086bcf90db993299a1f9",
+    "docs/table_vmstat-wide-timestamped-180s-U.txt": "ed5d07ec4e7d56ba22e7ae00c535f36d086a7d32fe8f6ed399bf7db6c29bc3aa",
+}
+
 #: Each set: its folder, its files' digests, its writers' letters, and how many questions they wrote.
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
@@ -208,6 +225,7 @@ SETS = [
     pytest.param(FROZEN_9, SHA256_9, "OP", 107, id="frozen-9"),
     pytest.param(FROZEN_10, SHA256_10, "QR", 106, id="frozen-10"),
     pytest.param(FROZEN_11, SHA256_11, "ST", 108, id="frozen-11"),
+    pytest.param(FROZEN_12, SHA256_12, "UV", 94, id="frozen-12"),
 ]
 
 
