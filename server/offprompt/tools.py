@@ -445,9 +445,9 @@ TOOLS: dict[str, MemoryTool] = {
         ),
         MemoryTool(
             "memory_select",
-            "Run jq over a stored JSON output (JSON Lines as one array, like jq -s), or over the records of a table "
-            "or log (as its outline says): compact JSON, one output a line. Count, filter or pick fields without "
-            "reading it all.",
+            "Run jq over a stored JSON output (JSON Lines as one array, like jq -s), over the records of a table "
+            "or log (as its outline says), or over any other text's lines as {line, text}: compact JSON, one output "
+            "a line. Count, filter or pick fields without reading it all.",
             SelectArgs,
             memory_select,
         ),

@@ -1,5 +1,5 @@
-"""What memory_select reads of a stored item: its JSON text, or the records of a text that is a table or a log
-(made now if the indexer has not made them yet)."""
+"""What memory_select reads of a stored item: its JSON text, the records of a text that is a table or a log
+(made now if the indexer has not made them yet), or else a text's lines."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from offprompt.artifacts import TEXT_KINDS
 from offprompt.errors import InvalidArgumentError, NotFoundError
 from offprompt.memory.catalog import BINARY, DUPLICATE_OF, ItemRecord, NamespaceRecord
 from offprompt.memory.records import Summary
-from offprompt.memory.select import Source
+from offprompt.memory.select import LINES, Source
 from offprompt.memory.storage.base import TextStorage
 
 
@@ -33,7 +33,10 @@ def json_source(text: TextStorage, record: NamespaceRecord, item: int, found: It
     def read() -> bytes:
         return text.load(record.namespace, item)
 
-    return Source(key=f"{record.namespace}/{item}", kind=found.kind, label=label, read=read, hint=where)
+    # A text that is neither JSON nor a table or log is read as its lines, unless the namespace's JSON is
+    # elsewhere: then it is the wrong item, and the error says which is right.
+    kind = LINES if found.kind == "text" and not json_items else found.kind
+    return Source(key=f"{record.namespace}/{item}", kind=kind, label=label, read=read, hint=where)
 
 
 def records_source(text: TextStorage, namespace: str, item: int, label: str) -> Source | None:

@@ -30,6 +30,8 @@ from typing import Any
 import jq
 import orjson
 
+#: The kind of a text read as its lines when it is not JSON (`selector.LINES`).
+LINES = "lines"
 #: Bytes of input text kept warm between calls.
 CACHE_BYTES = 256 * 1024 * 1024
 
@@ -69,17 +71,26 @@ def dumps(value: Any) -> bytes:
 
 def normalize(key: str, kind: str, data: bytes) -> str:
     """The input as one JSON text. A JSON item is that already; a text item is JSON if it parses as one value,
-    or the array of all its values when it holds several (JSON Lines, as `jq -s` reads them)."""
+    or the array of all its values when it holds several (JSON Lines, as `jq -s` reads them); else, of kind
+    `lines` (a text whose namespace holds no JSON to point to), the array of its lines as `jq -R` reads a text,
+    each with its number for memory_load: `{"line": 12, "text": "…"}` (blank lines left out)."""
     text = data.decode("utf-8")
     if kind == "json":
         return text
     try:
         values = jq.compile(".").input_text(text, slurp=True).first()
     except ValueError as exc:
-        raise _NotJson(key, str(exc)) from None
+        if kind != LINES:
+            raise _NotJson(key, str(exc)) from None
+        return dumps(lines(text)).decode()
     if not values:
         raise _NotJson(key, "it holds no JSON value")
     return dumps(values[0] if len(values) == 1 else values).decode()
+
+
+def lines(text: str) -> list[dict[str, Any]]:
+    """A text's non-blank lines as records."""
+    return [{"line": n, "text": line} for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
 
 
 class _NotJson(Exception):

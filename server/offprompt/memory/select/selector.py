@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from offprompt.errors import InvalidArgumentError, LimitExceededError
 
@@ -40,6 +40,11 @@ class SelectLimits:
     workers: int = 2
     #: Characters of results kept for paging, across expressions.
     cached_chars: int = 64 * 1024 * 1024
+
+
+#: A Source kind: a text read as its lines when it is not JSON (the worker, which imports nothing of offprompt,
+#: spells it as `_worker.LINES`).
+LINES: Final = "lines"
 
 
 @dataclass(frozen=True, slots=True)
