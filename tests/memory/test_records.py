@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import mcp_types as mt
 import pytest
 from mcp import Client
 
-from offprompt.artifacts import TextArtifact
+from offprompt.artifacts import TextArtifact, from_result
 from offprompt.errors import InvalidArgumentError
 from offprompt.memory.settings import MemorySettings
 from offprompt.memory.task_memory import TaskMemory
@@ -211,6 +212,12 @@ def test_a_text_no_reader_knows_answers_a_count_over_its_lines(memory: TaskMemor
     namespace = memory.store([TextArtifact(value=APT_SIMULATION)], tool="shell.run", outline_tokens=400).namespace
     expression = 'map(select(.text | test("^Inst .*amd64"))) | length'
     assert selected(memory, namespace, expression) == [3]
+    # A tool that repeats its text as structuredContent (`{"result": text}`) holds no JSON of its own to point to.
+    copied = mt.CallToolResult(
+        content=[mt.TextContent(text=APT_SIMULATION)], structured_content={"result": APT_SIMULATION}
+    )
+    twice = memory.store(from_result(copied), tool="shell.run").namespace
+    assert selected(memory, twice, expression) == [3]
 
 
 #: A module under a comment block whose code is mostly indented (a class's methods): the shape of CPython's

@@ -17,7 +17,10 @@ from offprompt.memory.storage.base import TextStorage
 def json_source(text: TextStorage, record: NamespaceRecord, item: int, found: ItemRecord) -> Source:
     """What memory_select reads of `item` of `record` (`found`): its JSON, or the records of a table or a log."""
     label = f"item {item} of {record.namespace!r} ({found.kind})"
-    json_items = [str(i.item) for i in record.items if i.kind == "json" and i.item != item]
+    # Where the namespace's JSON is, if not here: structuredContent that only repeats this text is no JSON of its own.
+    json_items = [
+        str(i.item) for i in record.items if i.kind == "json" and i.item != item and i.meta.get(DUPLICATE_OF) != item
+    ]
     where = f" Its JSON is in item {', '.join(json_items)}." if json_items else ""
     if found.kind not in TEXT_KINDS:
         raise InvalidArgumentError(
