@@ -12,6 +12,7 @@ import pytest
 
 from offprompt.embedding import MAX_TEXT_WORDPIECES, count_wordpieces
 from offprompt.memory.chunking import Chunk, chunk, detect, for_embedding
+from offprompt.memory.chunking.record_names import names
 from offprompt.memory.chunking.units import (
     CHARS_PER_LONG_PIECE_WORDPIECE,
     LONG_PIECE_CHARS,
@@ -222,6 +223,15 @@ def test_a_big_records_chunks_name_the_record_they_were_cut_from() -> None:
     holding = [c for c, t in zip(chunks, texts(data, chunks), strict=True) if '"requires_python": ">=3.0"' in t]
     assert holding
     assert holding[0].context.startswith("installed > [0] tzdata: Provider of IANA time zone data")
+
+
+def test_records_past_the_first_two_hundred_are_named_by_the_key_found_in_those() -> None:
+    # Only the first 200 are held decoded to find the key column; every later record is named as it is read.
+    records = [{"kind": "pod", "name": f"web-{i}", "note": "a pod of the web tier"} for i in range(450)]
+    found = names(records)
+    assert len(found) == 450
+    assert found[0] == "web-0: a pod of the web tier"
+    assert found[449] == "web-449: a pod of the web tier"
 
 
 def test_records_without_a_member_that_tells_them_apart_keep_their_index() -> None:

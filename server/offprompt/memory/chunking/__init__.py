@@ -27,7 +27,8 @@ points exactly into what ``memory_load`` reads. Together the chunks cover
 every non-blank byte of the text.
 
 The modules: ``detect`` (what the text is), ``lines`` (code, prose and logs
-as a tree of units), ``records`` (JSON as one), ``packing`` (units into
+as a tree of units), ``records`` (JSON as one), ``record_names`` (what names
+a JSON record among its siblings), ``packing`` (units into
 chunks within the limits), ``units`` (what they share), ``model_text`` (a
 chunk as the embedding model reads it).
 """

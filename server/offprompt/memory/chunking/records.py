@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
+from offprompt.memory.chunking.record_names import RecordNames
 from offprompt.memory.chunking.units import Node, shorten
 
 _WS = " \t\r\n"
-#: A record's name is found among its string members this many objects deep (``metadata.name`` is two).
-NAME_DEPTH = 2
-#: A name is a short string holding a letter; the phrase beside it (a summary, a title) a few words on one line.
-MAX_NAME_CHARS = 60
-MAX_PHRASE_CHARS = 100
-PHRASE_WORDS = 3
-#: The key column is looked for in this many records: a million-row array is named as fast as a short one.
-NAME_SAMPLE = 200
 
 
 class JsonRecords:
@@ -40,7 +32,7 @@ class JsonRecords:
         is_object = text[pos] == "{"
         pos += 1
         found: list[tuple[int, int, int, str]] = []  # (member start, value start, value end, label)
-        values: list[Any] = []
+        named = RecordNames()  # an array's elements, named as they are decoded
         index = 0
         try:
             while True:
@@ -59,7 +51,8 @@ class JsonRecords:
                 at = pos
                 member, pos = self.decoder.raw_decode(text, pos)
                 found.append((first, at, pos, label))
-                values.append(member)
+                if not is_object:
+                    named.add(member)
                 index += 1
         except (ValueError, IndexError):
             return []
@@ -67,7 +60,7 @@ class JsonRecords:
         records = len(found) >= 3 and sum(1 for _, at, _, _ in found if text[at] in "[{") >= 0.8 * len(found)
         if records and not is_object:
             # An element's index says nothing of what it is: its name does, in the context of every chunk cut from it.
-            labelled = zip(found, names(values), strict=True)
+            labelled = zip(found, named.names(), strict=True)
             found = [(a, at, b, f"{label} {name}".rstrip()) for (a, at, b, label), name in labelled]
         nodes: list[Node] = []
         for k, (first, at, _, label) in enumerate(found):
@@ -80,52 +73,3 @@ class JsonRecords:
         if self.text[value] not in "[{":
             return None
         return lambda: self.members(start, end, value)
-
-
-def names(records: list[Any]) -> list[str]:
-    """What names each record, read from the records themselves: the value of their key column (the first short
-    string member, in text order, that differs in every record) and the first phrase of a few words beside it
-    (``tzdata: Provider of IANA time zone data``). Empty for every record when they have no key column."""
-    sample = [dict(_strings(r, ())) if isinstance(r, dict) else {} for r in records[:NAME_SAMPLE]]
-    key = next((path for path in sample[0] if _is_key(path, sample)), None) if sample else None
-    if key is None:
-        return [""] * len(records)
-    out: list[str] = []
-    for record in records:
-        holder: Any = record
-        for part in key[:-1]:
-            holder = holder.get(part) if isinstance(holder, dict) else None
-        name = holder.get(key[-1]) if isinstance(holder, dict) else None
-        if not isinstance(name, str):
-            out.append("")
-            continue
-        phrase = next((v for v in holder.values() if v is not name and _is_phrase(v)), None)
-        out.append(f"{name}: {phrase}" if phrase else name)
-    return out
-
-
-def _strings(value: dict[str, Any], path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
-    """The short string members of an object and of the objects in it, down to `NAME_DEPTH`, in text order."""
-    for key, member in value.items():
-        if isinstance(member, str) and _is_name(member):
-            yield (*path, key), member
-        elif isinstance(member, dict) and len(path) + 1 < NAME_DEPTH:
-            yield from _strings(member, (*path, key))
-
-
-def _is_key(path: tuple[str, ...], sample: list[dict[tuple[str, ...], str]]) -> bool:
-    seen = [row.get(path) for row in sample]
-    return None not in seen and len(set(seen)) == len(seen)
-
-
-def _is_name(value: str) -> bool:
-    return len(value) <= MAX_NAME_CHARS and "\n" not in value and any(c.isalpha() for c in value)
-
-
-def _is_phrase(value: Any) -> bool:
-    return (
-        isinstance(value, str)
-        and len(value) <= MAX_PHRASE_CHARS
-        and "\n" not in value
-        and len(value.split()) >= PHRASE_WORDS
-    )

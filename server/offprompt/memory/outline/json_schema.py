@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from offprompt.memory.chunking.records import names
+from offprompt.memory.chunking.record_names import names
 from offprompt.memory.outline.entries import Found, title
 
 #: An object with at least this many keys whose values are all objects (or all arrays) is a map: its values
