@@ -1,11 +1,11 @@
 """The frozen retrieval questions stay exactly as their outside writers left them.
 
 `bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95,
-`frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107, `frozen-9/` 107, `frozen-10/` 106, `frozen-11/` 108 and
-`frozen-12/` 94, each set written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the
-documents they chose, committed before the set's first run. They only report until that run: a ranking change is
-chosen on other questions. If one of these files changes, the set no longer measures what nobody here tuned on, and
-this test says so.
+`frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107, `frozen-9/` 107, `frozen-10/` 106, `frozen-11/` 108,
+`frozen-12/` 94, `frozen-13/` 106 and `frozen-14/` 107, each set written by two outside writers that saw only their
+prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before the set's first run. They only report
+until that run: a ranking change is chosen on other questions. If one of these files changes, the set no longer
+measures what nobody here tuned on, and this test says so.
 """
 
 from __future__ import annotations
@@ -212,6 +212,39 @@ SHA256_12 = {
     "docs/table_vmstat-wide-timestamped-180s-U.txt": "ed5d07ec4e7d56ba22e7ae00c535f36d086a7d32fe8f6ed399bf7db6c29bc3aa",
 }
 
+FROZEN_13 = REPO / "bench" / "retrieval" / "data" / "frozen-13"
+SHA256_13 = {
+    "WRITER_PROMPT.md": "c58a6012dfec2ebf39b6dab49dd541da2aa7857d9efcfb265cc67ac821dc71b0",
+    "qa-W.jsonl": "fe3cf20db45b75a7d10325a299f127a15debea317a93e6a86775d1215996497b",
+    "qa-X.jsonl": "adce898ef5e187ca17e3d03f4fa3a78bb31f34e96be120ed1d20f057e54f3d66",
+    "docs/code_pyo3-build-config-impl-X.rs": "c424e679c6e357f49f0cdad8d655c86828e9ebe9cac613719cdf3ec869ba1bdc",
+    "docs/commits_pluggy-W.txt": "d88bc287b4185002ed40279d8414ccf8ad59f7e7f7d2f0e3950cf980935189db",
+    "docs/json_pip-inspect-django-paramiko-W.json": "94835a8b3e613967fcb428951a8269c8fc4e96e12644e8dee0091d8d9a1b15a1",
+    "docs/logs_postgresql-glyphs-session-X.log": "93b9fa9b3de448904fbcdfeb8caaa5717307a638f305d27b490bfd2f5086f0f8",
+    "docs/page_simpleparse-mxtexttools-X.txt": "1093480db2c37e57e19c2f08350387d55a4314006a04b66cbb72b6dc2dc8b43a",
+    "docs/table_ls-l-usr-share-man-man7-X.txt": "48b9007a20d1c2fcf72e70c3f27b78433aea4b8b57fa795db25a580ce495606d",
+    "docs/table_palmerpenguins-raw-W.csv": "144f623143c9360fd77322a4f86acb06dc198814dbd2669724c63e6457b907bd",
+    "docs/table_stdlib-modules-W.md": "89fc65561057e6789cff3ecf034894fe6931686230b5195dce77dfb908aa799e",
+    "docs/tests_pyflakes-pytest-W.txt": "4e7cb6a05c62ffdc3c4f389e857f9b49d25022cca6ac16354c79eaaa8134f7b2",
+}
+
+FROZEN_14 = REPO / "bench" / "retrieval" / "data" / "frozen-14"
+SHA256_14 = {
+    "WRITER_PROMPT.md": "3f0b95b4a1a62c79f78b58f1d6790e07ca71c92a51b34c6dbe7983086d9b250e",
+    "qa-Y.jsonl": "ae3f36228d92d05cf0dea9b8e10b0203bf6b562266dcceb84573087aaa70e4bc",
+    "qa-Z.jsonl": "3620e4e9b846a8675fa916c5f9b032e9daa2ef83eb9f5ef64f9f5a9673d248ce",
+    "docs/code_temporal-resource-based-tuner-Z.rs": "f319afc56eaf27afc801f29987cc69e8eea030f03f0b8a860cd159fbedabb2ac",
+    "docs/commits_debug-Y.txt": "e922eea821b43e5ac9a9f89e510ce553575aaa53f49635ff23be370e6fdcb823",
+    "docs/json_node-red-npm-ls-Y.json": "c9ecd1ee4ef04ed3f522fe2542068c851fc12af55c159b2349262dd3fcf70e98",
+    "docs/logs_postgres-iso-codes-session-Z.log": "4e7735bfcb364d13a1b55fdea8b76719170a22970122539941f8f93015f188f2",
+    "docs/page_npm-package-json-Z.txt": "b001802fd56e88232e2456278f512ca92dce08ab835d2325485aa57db0e7c5fb",
+    "docs/table_angular-cli-packages-Y.csv": "6725cfbd97ff9815b62473e83f76e2fdaf7b6160d68eb1f7e84fd2a485839246",
+    "docs/table_apt-list-installed-Z.txt": "f496c4058a2c54d4f67b3dde0899f9412e2d5d119ea6188165257ae161ef9295",
+    "docs/table_date-fns-functions-Y.md": "e84eeca8e2157c4854240239c75eca79f7a2eb57f1031aec7d397c4b3785f23d",
+    "docs/tests_picomatch-mocha-Y.txt": "3ae8c3f3ed85dfe51d007a0273e626e7f003028a71ef861142f91506ed6a15ca",
+}
+
+
 #: Each set: its folder, its files' digests, its writers' letters, and how many questions they wrote.
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
@@ -226,6 +259,8 @@ SETS = [
     pytest.param(FROZEN_10, SHA256_10, "QR", 106, id="frozen-10"),
     pytest.param(FROZEN_11, SHA256_11, "ST", 108, id="frozen-11"),
     pytest.param(FROZEN_12, SHA256_12, "UV", 94, id="frozen-12"),
+    pytest.param(FROZEN_13, SHA256_13, "WX", 106, id="frozen-13"),
+    pytest.param(FROZEN_14, SHA256_14, "YZ", 107, id="frozen-14"),
 ]
 
 
