@@ -81,6 +81,10 @@ def _parser() -> argparse.ArgumentParser:
 
 __all__ = ["main", "memory_settings"]
 
+#: How long a server whose client has closed stdin may take to keep the lists for the next start (composing them
+#: from cached lists takes milliseconds; the bound keeps the exit well within half a second on a busy machine).
+FRONT_KEEP_SECONDS = 0.25
+
 
 def _read_config(args: argparse.Namespace) -> LoadedConfig:
     if args.config is None:
@@ -103,7 +107,7 @@ async def _serve(
     from offprompt.results import ResultBoundary, ResultSettings
     from offprompt.serve.app import build_server
     from offprompt.serve.fastlane import FastLane
-    from offprompt.serve.front_lists import keep_front_lists, serving_proxy
+    from offprompt.serve.front_lists import keep_front_lists, keep_lists_now, serving_proxy
     from offprompt.serve.stdio import serve_stdio
 
     proxy = serving_proxy(config, settings.call_timeout_seconds)
@@ -125,6 +129,11 @@ async def _serve(
             if handoff is not None:  # the next start's prelude lists from these
                 tg.start_soon(keep_front_lists, handoff.front, proxy)
             await serve_stdio(server, FastLane(proxy, results), handoff)
+            if handoff is not None and proxy.is_ready:
+                # A client that quits at its tools/list answer (a health check, a reconnect) would cancel the
+                # keeping above before its first save: keep them now, so the next start answers from them.
+                with anyio.move_on_after(FRONT_KEEP_SECONDS):
+                    await keep_lists_now(handoff.front, proxy)
             tg.cancel_scope.cancel()
 
 

@@ -192,6 +192,22 @@ def test_a_client_that_gives_up_after_initialize_still_leaves_the_lists(tmp_path
     assert second.close() == 0
 
 
+def test_a_client_that_quits_at_the_tools_answer_still_leaves_the_lists(tmp_path: Path) -> None:
+    """A health check (`claude mcp list`, a client's reconnect) starts the server, lists its tools and closes stdin
+    at once: the lists are kept before the process ends, so the next start answers from them. Three first starts,
+    each with a cache of its own: an exit that raced the keeping lost it in one of them or more."""
+    for attempt in range(3):
+        (home := tmp_path / str(attempt)).mkdir()
+        config = a_config(home)
+        front = FrontCache.for_config(config, home / "cache" / "front")
+        assert front is not None
+        served = Served(home, config)
+        served.send(INITIALIZE, INITIALIZED, LIST)
+        assert "counter__echo" in {t["name"] for t in served.answer(2)["result"]["tools"]}
+        assert served.close() == 0
+        assert front.lists() is not None, f"start {attempt + 1}: the lists were not kept"
+
+
 def test_a_second_start_answers_from_data_and_serves_on(tmp_path: Path) -> None:
     config = a_config(tmp_path)
     subprocess.run(offprompt_command("check", "--config", str(config)), env=env(tmp_path), check=True)

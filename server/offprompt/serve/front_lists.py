@@ -26,7 +26,7 @@ from offprompt.serve.opening import variants
 from offprompt.serve.prelude import FrontCache
 from offprompt.tools import TOOLS
 
-__all__ = ["composed_lists", "keep_front_lists", "prime_front_lists", "serving_proxy"]
+__all__ = ["composed_lists", "keep_front_lists", "keep_lists_now", "prime_front_lists", "serving_proxy"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,13 +65,18 @@ async def keep_front_lists(front: FrontCache, proxy: Proxy) -> None:
     await proxy.ready()
     while True:
         changed = anyio.Event()
-        try:
-            lists = await composed_lists(proxy)
-        except Exception as exc:  # the next start lists from the real server: slower, never wrong
-            logger.info("could not keep the lists for the next start: %s", exc)
-        else:
-            await anyio.to_thread.run_sync(front.save, lists)
+        await keep_lists_now(front, proxy)
         await changed.wait()
+
+
+async def keep_lists_now(front: FrontCache, proxy: Proxy) -> None:
+    """Keep the lists the server answers now for `front`'s next start."""
+    try:
+        lists = await composed_lists(proxy)
+    except Exception as exc:  # the next start lists from the real server: slower, never wrong
+        logger.info("could not keep the lists for the next start: %s", exc)
+    else:
+        await anyio.to_thread.run_sync(front.save, lists)
 
 
 def serving_proxy(config: LoadedConfig, default_timeout: float | None = None) -> Proxy:
