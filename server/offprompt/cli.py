@@ -81,8 +81,9 @@ def _parser() -> argparse.ArgumentParser:
 
 __all__ = ["main", "memory_settings"]
 
-#: How long a server whose client has closed stdin may take to keep the lists for the next start (composing them
-#: from cached lists takes milliseconds; the bound keeps the exit well within half a second on a busy machine).
+#: How long a server whose client has closed stdin may take to keep the lists for the next start, when they are
+#: not kept yet (composing them asks each running server for its prompts: milliseconds; the bound keeps the exit
+#: within half a second on a busy machine).
 FRONT_KEEP_SECONDS = 0.25
 
 
@@ -107,7 +108,7 @@ async def _serve(
     from offprompt.results import ResultBoundary, ResultSettings
     from offprompt.serve.app import build_server
     from offprompt.serve.fastlane import FastLane
-    from offprompt.serve.front_lists import keep_front_lists, keep_lists_now, serving_proxy
+    from offprompt.serve.front_lists import Kept, keep_front_lists, keep_lists_now, serving_proxy
     from offprompt.serve.stdio import serve_stdio
 
     proxy = serving_proxy(config, settings.call_timeout_seconds)
@@ -126,14 +127,17 @@ async def _serve(
             # SIGTERM or SIGHUP (a client quitting) ends the session cleanly: downstreams stopped, memory closed.
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
             tg.start_soon(_announce_stdio, memory, settings, proxy)
+            kept = Kept()
             if handoff is not None:  # the next start's prelude lists from these
-                tg.start_soon(keep_front_lists, handoff.front, proxy)
+                tg.start_soon(keep_front_lists, handoff.front, proxy, kept)
             await serve_stdio(server, FastLane(proxy, results), handoff)
-            if handoff is not None and proxy.is_ready:
-                # A client that quits at its tools/list answer (a health check, a reconnect) would cancel the
-                # keeping above before its first save: keep them now, so the next start answers from them.
-                with anyio.move_on_after(FRONT_KEEP_SECONDS):
+            if handoff is not None and proxy.is_ready and not kept.now:
+                # A client that closes stdin at its tools/list answer would cancel the keeping above before its
+                # first save: keep them now, so the next start answers from them.
+                with anyio.move_on_after(FRONT_KEEP_SECONDS) as bounded:
                     await keep_lists_now(handoff.front, proxy)
+                if bounded.cancelled_caught:
+                    logger.info("the lists were not kept for the next start within %.2f s", FRONT_KEEP_SECONDS)
             tg.cancel_scope.cancel()
 
 

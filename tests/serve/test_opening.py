@@ -193,9 +193,9 @@ def test_a_client_that_gives_up_after_initialize_still_leaves_the_lists(tmp_path
 
 
 def test_a_client_that_quits_at_the_tools_answer_still_leaves_the_lists(tmp_path: Path) -> None:
-    """A health check (`claude mcp list`, a client's reconnect) starts the server, lists its tools and closes stdin
-    at once: the lists are kept before the process ends, so the next start answers from them. Three first starts,
-    each with a cache of its own: an exit that raced the keeping lost it in one of them or more."""
+    """A client that starts the server, lists its tools and closes stdin at once (a script, a reconnect): the lists
+    are kept before the process ends, so the next start answers from them. Three first starts, each with a cache of
+    its own: an exit that raced the keeping lost it in one of them or more."""
     for attempt in range(3):
         (home := tmp_path / str(attempt)).mkdir()
         config = a_config(home)

@@ -9,6 +9,7 @@ every server, so the first start after set-up lists every tool at once.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from offprompt.serve.opening import variants
 from offprompt.serve.prelude import FrontCache
 from offprompt.tools import TOOLS
 
-__all__ = ["composed_lists", "keep_front_lists", "keep_lists_now", "prime_front_lists", "serving_proxy"]
+__all__ = ["Kept", "composed_lists", "keep_front_lists", "keep_lists_now", "prime_front_lists", "serving_proxy"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,30 +54,40 @@ async def composed_lists(proxy: Proxy | None) -> dict[str, Any]:
     return composed
 
 
-async def keep_front_lists(front: FrontCache, proxy: Proxy) -> None:
+@dataclass
+class Kept:
+    """Whether the lists the server answers now are kept for the next start (a list changing makes them stale)."""
+
+    now: bool = False
+
+
+async def keep_front_lists(front: FrontCache, proxy: Proxy, kept: Kept) -> None:
     """Keep the lists for `front` once every server has had its first start, then each time one changes (run it
     in a task: it returns only when cancelled)."""
     changed = anyio.Event()
 
     async def note(listings: Any) -> None:
+        kept.now = False
         changed.set()
 
     proxy.listeners.append(note)
     await proxy.ready()
     while True:
         changed = anyio.Event()
-        await keep_lists_now(front, proxy)
+        saved = await keep_lists_now(front, proxy)
+        kept.now = saved and not changed.is_set()
         await changed.wait()
 
 
-async def keep_lists_now(front: FrontCache, proxy: Proxy) -> None:
-    """Keep the lists the server answers now for `front`'s next start."""
+async def keep_lists_now(front: FrontCache, proxy: Proxy) -> bool:
+    """Keep the lists the server answers now for `front`'s next start; whether they were."""
     try:
         lists = await composed_lists(proxy)
     except Exception as exc:  # the next start lists from the real server: slower, never wrong
         logger.info("could not keep the lists for the next start: %s", exc)
-    else:
-        await anyio.to_thread.run_sync(front.save, lists)
+        return False
+    await anyio.to_thread.run_sync(front.save, lists)
+    return True
 
 
 def serving_proxy(config: LoadedConfig, default_timeout: float | None = None) -> Proxy:
