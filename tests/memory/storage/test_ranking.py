@@ -98,3 +98,23 @@ def test_the_lines_that_hold_the_question_together_outrank_a_chunk_that_spreads_
     assert found[1].score > found[0].score
     ranking.fuse(query, found, {k: v for k, v in ranking.HAND_SET.items() if k != "local"})
     assert found[0].score > found[1].score
+
+
+def test_a_chunk_not_embedded_yet_ranks_as_a_middling_match_by_meaning_not_the_worst() -> None:
+    # A query a few seconds after a big output was stored: the chunk its words point to has no vector yet.
+    # Scored as the least similar chunk, it fell below chunks that only share a common word with the question.
+    waiting = Candidate(ChunkRecord("ns", 0, 0, 0, 9, 0, ""), {"lexical": 5.0}, "ambiguous option could match")
+    embedded = [
+        candidate("parser.error(msg)", lexical=3.0, dense=0.55),
+        candidate("import argparse", lexical=1.0, dense=0.35),
+        candidate("def error(self, message):", lexical=0.5, dense=0.60),
+    ]
+    ranking.fuse("what error does an ambiguous option report", [waiting, *embedded])
+    assert waiting.score > max(c.score for c in embedded)
+    # The median of the embedded candidates' scaled similarities (0.8, 0 and 1) stands in for its own.
+    assert ranking.features("x", [waiting, *embedded], ["dense"])[0] == [pytest.approx(0.8)]
+
+
+def test_with_no_candidate_embedded_meaning_decides_nothing() -> None:
+    found = [Candidate(ChunkRecord("ns", 0, k, 0, 1, 0, ""), {"lexical": float(k + 1)}, "x") for k in range(3)]
+    assert [row[0] for row in ranking.features("x", found, ["dense"])] == [0.0, 0.0, 0.0]

@@ -1,0 +1,92 @@
+"""The default answer while its document is still being embedded: what a model asks seconds after the reference.
+
+A big output's lexical index is ready about a second after `store` returns; its vectors take minutes on a CPU,
+the embedder working from the first chunk on. A question asked meanwhile is ranked by words for every chunk and
+by meaning only for the chunks embedded so far. This asks each question of a set (eval.py's `--set`) within its
+document, over documents an earlier eval run stored and embedded in `--data-dir`, with the vectors of a share of
+the chunks withheld (which ones: a hash of the chunk's id, so every run withholds the same), and says how often
+`memory_query`'s default answer holds the answer (answer_text.py's strict rule), beside the same with every
+vector there.
+
+Usage: .venv/bin/python bench/retrieval/while_indexing.py --set tuning --data-dir DIR [--embedded 0.5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import zlib
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+import answer_text
+import eval as retrieval
+
+from offprompt import tools
+from offprompt.memory.settings import MemorySettings
+from offprompt.memory.storage.lexical import ChunkRecord
+from offprompt.memory.task_memory import TaskMemory
+from offprompt.tool_args import QueryArgs
+
+
+def embedded(share: float) -> Callable[[str], bool]:
+    """Whether a chunk (by its id) has its vector, for `share` of the chunks."""
+    return lambda chunk_id: zlib.crc32(chunk_id.encode()) % 1000 < share * 1000
+
+
+def withhold(memory: TaskMemory, has_vector: Callable[[str], bool]) -> None:
+    """Make the memory's dense index answer as if only the chunks `has_vector` names were embedded."""
+    dense = memory.text._search._dense  # type: ignore[attr-defined]
+    search, similarities = dense.search, dense.similarities
+
+    def nearest(vector: Sequence[float], namespaces: Collection[str] | None, limit: int) -> list[Any]:
+        return [n for n in search(vector, namespaces, 4 * limit) if has_vector(n[0].id)][:limit]
+
+    def similar(vector: Sequence[float], records: Sequence[ChunkRecord]) -> dict[str, float]:
+        return {k: v for k, v in similarities(vector, records).items() if has_vector(k)}
+
+    dense.search, dense.similarities = nearest, similar
+
+
+def holds(memory: TaskMemory, questions: list[retrieval.Question]) -> dict[str, bool]:
+    """Per question, whether the default answer within its document holds the answer."""
+    stored = {r.arguments.get("path"): r.namespace for r in memory.recent(1000)}
+    out: dict[str, bool] = {}
+    for q in questions:
+        found = asyncio.run(
+            tools.memory_query(memory, QueryArgs(query=q.question, artifact_namespace=stored[q.doc]), None)
+        )
+        text = "\n".join(block.text for block in found.content if block.type == "text")
+        out[q.id] = answer_text.holds(q.answer, text)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=retrieval.SETS, default="tuning")
+    parser.add_argument("--data-dir", type=Path, required=True, help="the --data-dir of an earlier eval run")
+    parser.add_argument("--memory-name", default="retrieval-eval")
+    parser.add_argument("--embedded", type=float, nargs="+", default=[0.5], help="shares of chunks with vectors")
+    parser.add_argument("--out", type=Path, help="where to write the JSON (default: print only)")
+    args = parser.parse_args()
+    questions = retrieval.load_questions(args.set)
+    report: dict[str, Any] = {"set": args.set, "questions": len(questions), "holds": {}}
+    for share in [1.0, *args.embedded]:
+        memory = TaskMemory.open(MemorySettings(name=args.memory_name, data_dir=args.data_dir), resume_indexing=False)
+        try:
+            if share < 1.0:
+                withhold(memory, embedded(share))
+            found = holds(memory, questions)
+        finally:
+            memory.close()
+        share_held = report["holds"][f"{share:g}"] = round(sum(found.values()) / len(found), 3)
+        print(f"{args.set}: {share:.0%} of the chunks embedded: the default answer holds {share_held}")
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
