@@ -2,10 +2,10 @@
 
 `bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95,
 `frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107, `frozen-9/` 107, `frozen-10/` 106, `frozen-11/` 108,
-`frozen-12/` 94, `frozen-13/` 106 and `frozen-14/` 107, each set written by two outside writers that saw only their
-prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before the set's first run. They only report
-until that run: a ranking change is chosen on other questions. If one of these files changes, the set no longer
-measures what nobody here tuned on, and this test says so.
+`frozen-12/` 94, `frozen-13/` 106, `frozen-14/` 107, `frozen-15/` 107 and `frozen-16/` 106, each set written by
+two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before
+the set's first run. They only report until that run: a ranking change is chosen on other questions. If one of these
+files changes, the set no longer measures what nobody here tuned on, and this test says so.
 """
 
 from __future__ import annotations
@@ -246,6 +246,40 @@ SHA256_14 = {
 
 
 #: Each set: its folder, its files' digests, its writers' letters, and how many questions they wrote.
+FROZEN_15 = REPO / "bench" / "retrieval" / "data" / "frozen-15"
+SHA256_15 = {
+    "WRITER_PROMPT.md": "671c3b73850d0dc170b3f7ccc2cd9d5b30a207786915a4d707986b6c47931c26",
+    "qa-g.jsonl": "9c3f43594731b2081902c8269e5f7ad26e8697a4320b2ba019c209099191e04d",
+    "qa-h.jsonl": "d4071185c8f84195203d2b1f8a2c06302d5b0f9fad40401cadf3e2cd232afff5",
+    "docs/code_tokenizers-tokenizer-h.rs": "611b26383323a3c9871efec7616d949425e3927cefd2a867f3df1d4fe016284f",
+    "docs/commits_tomli-g.txt": "7290473783efa1940d549e4a180c822b5082e0d71d3015ff2cef2625db9059b0",
+    "docs/json_pip-inspect-aiohttp-g.json": "f6ed38e5e671779e8d5d433307fc9fb44646ad11dc8b32e4b87916b840a06774",
+    "docs/logs_pip-install-trio-h.log": "d383f37917c1be47f40c35c89496cf71075ac05f96e83737db2aa9b59646a6fb",
+    "docs/page_mock-examples-h.txt": "4baef5ae2c1e10cccce9d63a3388148218b3123704074153eef9e146dd29b8d0",
+    "docs/table_cannes-films-g.csv": "a22718e7b0719655bddb7447025f3055a23cd028724177b5e1e9271dd06d34a9",
+    "docs/table_ls-babel-locale-data-h.txt": "c2d8dc4d22ced8fbcc4a371d9987333f0e376f491123fb912062d71ce3ec648c",
+    "docs/table_numpy-modules-g.md": "396832c0e86e68f1045ecaf874cc4b448b750a0b92e977d8aea9eb4846d3c7f4",
+    "docs/tests_sqlparse-pytest-g.txt": "14fb43a0e2c7714391cafe2c050eb9430aefe49f7a5a21993fb0429a14923d3c",
+}
+
+FROZEN_16 = REPO / "bench" / "retrieval" / "data" / "frozen-16"
+SHA256_16 = {
+    "WRITER_PROMPT.md": "8ce82405e493f44b3d68967e0e4214b606806d9092e7fa6f731543c0b12c3039",
+    "qa-k.jsonl": "1314b897086e49f50f1f6e58208e1fb50c1ff3253bef2156c01ae4cf719533e5",
+    "qa-m.jsonl": "75b1f8751c6a769be86aa7feab2d4481bd55f8f97ac0b59b0edc37fb2e429883",
+    "docs/code_temporal-core-bridge-client-schedules-m.rs": (
+        "0e0f38336dd6bd0c1ff26752f384303828b40eac79047dbc2baffb9d0000c0c4"
+    ),
+    "docs/commits_body-parser-k.txt": "59ae88f772b82d3ca7ce9ec12bd9535a12426fa7d4272ebde9cf8739c579ac27",
+    "docs/json_npm-ls-browserify-k.json": "36d0c791bd61ded839fad15e427912c960d36ae0e494196698931cfa11d28f1b",
+    "docs/logs_npm-install-lerna-verbose-m.log": "d049e578d4ba0fa2950dd54dec8246a595edc31130f1bb4d5b98eb4112638c4d",
+    "docs/page_underscore-1.13.4-docs-m.txt": "e51f92b9ae2983b377bfcce57d3ec1317d45abbeaa8d8b57aa7feb98d33f8686",
+    "docs/table_ls-l-usr-share-man-man8-m.txt": "195885c16802a84ef682e6245857e7a5672efcc3a2061583e44fe4247cef451d",
+    "docs/table_npm-babel-packages-k.csv": "ccee23e4533d3c037635ec270acebd83072be7c8794fbbf8b7f59fea0ca4bc91",
+    "docs/table_ramda-functions-k.md": "b086a04455dff76ee09d47e3bbed03564caaf16fc0b18cdf39812cd8d056ac13",
+    "docs/tests_qs-tape-k.txt": "81538cfafbc30ec18fc2b32d376ac84cd459da482ddbb4a93135509476580973",
+}
+
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
     pytest.param(FROZEN_2, SHA256_2, "ab", 98, id="frozen-2"),
@@ -261,6 +295,8 @@ SETS = [
     pytest.param(FROZEN_12, SHA256_12, "UV", 94, id="frozen-12"),
     pytest.param(FROZEN_13, SHA256_13, "WX", 106, id="frozen-13"),
     pytest.param(FROZEN_14, SHA256_14, "YZ", 107, id="frozen-14"),
+    pytest.param(FROZEN_15, SHA256_15, "gh", 107, id="frozen-15"),
+    pytest.param(FROZEN_16, SHA256_16, "km", 106, id="frozen-16"),
 ]
 
 

@@ -37,7 +37,7 @@ commit the run was made on; every question's rank per ranking and rule, for comp
 question, goes to bench/listings/retrieval-<set>.json unless --answers (git-ignored: a listing is not a figure).
 
 Usage: .venv/bin/python bench/retrieval/eval.py
-       [--set tuning|frozen|frozen-2|…|frozen-14|generated]
+       [--set tuning|frozen|frozen-2|…|frozen-16|generated]
        [--out FILE] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
@@ -108,6 +108,8 @@ WRITERS = {
     "frozen-12": ("U", "V"),
     "frozen-13": ("W", "X"),
     "frozen-14": ("Y", "Z"),
+    "frozen-15": ("g", "h"),
+    "frozen-16": ("k", "m"),
 }
 RESULTS = HERE.parent / "results"
 #: Every question's rank, per run: read by --baseline-from and --markdown, never committed (.gitignore).
@@ -128,6 +130,8 @@ SETS = (
     "frozen-12",
     "frozen-13",
     "frozen-14",
+    "frozen-15",
+    "frozen-16",
     "generated",
 )
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
