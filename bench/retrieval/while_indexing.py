@@ -1,14 +1,16 @@
 """The default answer while its document is still being embedded: what a model asks seconds after the reference.
 
 A big output's lexical index is ready about a second after `store` returns; its vectors take minutes on a CPU,
-the embedder working from the first chunk on. A question asked meanwhile is ranked by words for every chunk and
-by meaning only for the chunks embedded so far. This asks each question of a set (eval.py's `--set`) within its
-document, over documents an earlier eval run stored and embedded in `--data-dir`, with the vectors of a share of
-the chunks withheld (which ones: a hash of the chunk's id, so every run withholds the same), and says how often
-`memory_query`'s default answer holds the answer (answer_text.py's strict rule), beside the same with every
-vector there.
+the embedder working through each text's chunks in order. A question asked meanwhile is ranked by words for
+every chunk and by meaning only for the chunks embedded so far. This asks each question of a set (eval.py's
+`--set`) within its document, over documents an earlier eval run stored and embedded in `--data-dir`, with the
+vectors of a share of the chunks withheld, and says how often `memory_query`'s default answer holds the answer
+(answer_text.py's strict rule), beside the same with every vector there. `--order prefix` (the default) keeps
+the vectors of each text's first chunks, as the embedder leaves them; `--order hash` a share spread over the text
+(a hash of the chunk's id). The "still indexing" note a real query adds is not there (it costs about 40 tokens).
 
-Usage: .venv/bin/python bench/retrieval/while_indexing.py --set tuning --data-dir DIR [--embedded 0.5]
+Usage: .venv/bin/python bench/retrieval/while_indexing.py --set tuning --data-dir DIR [--embedded 0.5 0.2]
+           [--out FILE] [--compare EARLIER]   (EARLIER: another run's --out, each question's change counted)
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import sys
 import zlib
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
@@ -31,18 +35,27 @@ from offprompt.memory.task_memory import TaskMemory
 from offprompt.tool_args import QueryArgs
 
 
-def embedded(share: float) -> Callable[[str], bool]:
-    """Whether a chunk (by its id) has its vector, for `share` of the chunks."""
-    return lambda chunk_id: zlib.crc32(chunk_id.encode()) % 1000 < share * 1000
+def embedded(memory: TaskMemory, share: float, order: str) -> Callable[[str], bool]:
+    """Whether a chunk (by its id, `namespace:item:chunk`) has its vector, for `share` of each text's chunks."""
+    if order == "hash":
+        return lambda chunk_id: zlib.crc32(chunk_id.encode()) % 1000 < share * 1000
+    counts = memory.text._lexical.chunk_counts()  # type: ignore[attr-defined]
+
+    def first_chunks(chunk_id: str) -> bool:
+        namespace, item, chunk = chunk_id.rsplit(":", 2)
+        return int(chunk) < share * counts.get((namespace, int(item)), 0)
+
+    return first_chunks
 
 
-def withhold(memory: TaskMemory, has_vector: Callable[[str], bool]) -> None:
+def withhold(memory: TaskMemory, has_vector: Callable[[str], bool], share: float) -> None:
     """Make the memory's dense index answer as if only the chunks `has_vector` names were embedded."""
     dense = memory.text._search._dense  # type: ignore[attr-defined]
     search, similarities = dense.search, dense.similarities
 
     def nearest(vector: Sequence[float], namespaces: Collection[str] | None, limit: int) -> list[Any]:
-        return [n for n in search(vector, namespaces, 4 * limit) if has_vector(n[0].id)][:limit]
+        wanted = math.ceil(2 * limit / share)  # enough of all the vectors for `limit` of the kept ones
+        return [n for n in search(vector, namespaces, wanted) if has_vector(n[0].id)][:limit]
 
     def similar(vector: Sequence[float], records: Sequence[ChunkRecord]) -> dict[str, float]:
         return {k: v for k, v in similarities(vector, records).items() if has_vector(k)}
@@ -53,14 +66,25 @@ def withhold(memory: TaskMemory, has_vector: Callable[[str], bool]) -> None:
 def holds(memory: TaskMemory, questions: list[retrieval.Question]) -> dict[str, bool]:
     """Per question, whether the default answer within its document holds the answer."""
     stored = {r.arguments.get("path"): r.namespace for r in memory.recent(1000)}
+    missing = sorted({q.doc for q in questions} - set(stored))
+    if missing:
+        sys.exit(f"{len(missing)} documents not in the --data-dir (e.g. {missing[0]}): run eval.py there first")
     out: dict[str, bool] = {}
     for q in questions:
-        found = asyncio.run(
-            tools.memory_query(memory, QueryArgs(query=q.question, artifact_namespace=stored[q.doc]), None)
-        )
+        args = QueryArgs(query=q.question, artifact_namespace=stored[q.doc])
+        found = asyncio.run(tools.memory_query(memory, args, None))
         text = "\n".join(block.text for block in found.content if block.type == "text")
         out[q.id] = answer_text.holds(q.answer, text)
     return out
+
+
+def compare(now: dict[str, dict[str, bool]], earlier: dict[str, dict[str, bool]]) -> None:
+    for share, rows in now.items():
+        before = earlier.get(share, {})
+        won = sorted(q for q, held in rows.items() if held and before.get(q) is False)
+        lost = sorted(q for q, held in rows.items() if not held and before.get(q) is True)
+        print(f"  {share}: {len(won)} more held ({', '.join(won) or '-'}), ", end="")
+        print(f"{len(lost)} fewer ({', '.join(lost) or '-'})")
 
 
 def main() -> int:
@@ -69,20 +93,26 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, required=True, help="the --data-dir of an earlier eval run")
     parser.add_argument("--memory-name", default="retrieval-eval")
     parser.add_argument("--embedded", type=float, nargs="+", default=[0.5], help="shares of chunks with vectors")
+    parser.add_argument("--order", choices=("prefix", "hash"), default="prefix", help="which chunks have them")
     parser.add_argument("--out", type=Path, help="where to write the JSON (default: print only)")
+    parser.add_argument("--compare", type=Path, help="an earlier run's --out: count each question's change")
     args = parser.parse_args()
     questions = retrieval.load_questions(args.set)
-    report: dict[str, Any] = {"set": args.set, "questions": len(questions), "holds": {}}
+    report: dict[str, Any] = {"set": args.set, "order": args.order, "holds": {}, "questions": {}}
     for share in [1.0, *args.embedded]:
         memory = TaskMemory.open(MemorySettings(name=args.memory_name, data_dir=args.data_dir), resume_indexing=False)
         try:
             if share < 1.0:
-                withhold(memory, embedded(share))
+                withhold(memory, embedded(memory, share, args.order), share)
             found = holds(memory, questions)
         finally:
             memory.close()
-        share_held = report["holds"][f"{share:g}"] = round(sum(found.values()) / len(found), 3)
-        print(f"{args.set}: {share:.0%} of the chunks embedded: the default answer holds {share_held}")
+        key = f"{share:g}"
+        report["questions"][key] = found
+        report["holds"][key] = held = round(sum(found.values()) / len(found), 3)
+        print(f"{args.set}: {share:.0%} of the chunks embedded ({args.order}): the default answer holds {held}")
+    if args.compare:
+        compare(report["questions"], json.loads(args.compare.read_text(encoding="utf-8"))["questions"])
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -552,3 +552,34 @@ def test_a_dense_query_about_one_namespace_answers_from_that_namespace_only(sett
             assert {hit.namespace for hit in hits} == {namespace}
     finally:
         memory.close()
+
+
+def test_chunks_whose_similarity_could_not_be_read_rank_as_the_least_similar_not_a_middling_one(
+    settings: MemorySettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk with no vector yet takes the middle similarity of the candidates (ranking.py); one that has a
+    vector but whose similarity failed to be read (the vector index gone a moment after the search) was not
+    among the chunks nearest the query, so it is no more similar than the least of those."""
+    hashed = replace(settings, embedding=EmbeddingSpec("offprompt-test-word-hash", {"dims": 512}))
+    memory = TaskMemory.open(hashed)
+    try:
+        ref = memory.store([TextArtifact(value=access_log({}, 3000))], tool="web.log")
+        wait(memory)
+        search = memory.text._search  # type: ignore[attr-defined]
+
+        def gone(vector: Any, records: Any) -> dict[str, float]:
+            raise ConnectionError("the vector index went away")
+
+        monkeypatch.setattr(search._dense, "similarities", gone)
+        ranked: list[Any] = []
+        fuse = text_query.ranking.fuse
+        monkeypatch.setattr(
+            text_query.ranking, "fuse", lambda q, found, *rest: (ranked.extend(found), fuse(q, found, *rest))
+        )
+        memory.query("client closed connection while waiting for request", ref.namespace, 5)
+        scored = [c for c in ranked if "dense" in c.scores]
+        assert len(scored) == len(ranked) > 50  # every candidate scored, the words' own beyond the nearest 50
+        least = min(c.scores["dense"] for c in ranked)
+        assert sum(c.scores["dense"] == least for c in ranked) > 1
+    finally:
+        memory.close()

@@ -115,6 +115,13 @@ def test_a_chunk_not_embedded_yet_ranks_as_a_middling_match_by_meaning_not_the_w
     assert ranking.features("x", [waiting, *embedded], ["dense"])[0] == [pytest.approx(0.8)]
 
 
+def test_beside_two_embedded_chunks_one_with_no_vector_takes_the_lower() -> None:
+    # Min-max over two similarities says little: the chunk with no vector is not lifted to the best one's 1.
+    waiting = Candidate(ChunkRecord("ns", 1, 0, 0, 9, 0, ""), {"lexical": 1.0}, "x")
+    found = [waiting, candidate("y", lexical=1.0, dense=0.3), candidate("z", lexical=1.0, dense=0.6)]
+    assert [row[0] for row in ranking.features("x", found, ["dense"])] == [0.0, 0.0, 1.0]
+
+
 def test_with_no_candidate_embedded_meaning_decides_nothing() -> None:
     found = [Candidate(ChunkRecord("ns", 0, k, 0, 1, 0, ""), {"lexical": float(k + 1)}, "x") for k in range(3)]
     assert [row[0] for row in ranking.features("x", found, ["dense"])] == [0.0, 0.0, 0.0]

@@ -5,9 +5,8 @@ from 0 to 1 (``cosine`` from -1 to 1):
 
 - ``lexical``: its BM25 over the best candidate's (0 stays "no shared word");
 - ``dense``: its cosine similarity, min-max scaled over the candidates (one model's cosines crowd a narrow band);
-  a chunk not embedded yet takes the median of the others (as 0 it lost to any embedded chunk while a big
-  output was indexing: the default answer held 0.84 instead of 0.86 of the spent answers with half of the
-  chunks embedded, docs/dev/retrieval-evaluation.md);
+  a chunk with no vector (not embedded yet, or its embedding failed) takes the lower median of the others (as 0
+  it lost to any embedded chunk while a big output was indexing: docs/dev/retrieval-evaluation.md);
 - ``coverage``: the IDF-weighted share of the query's words it holds (:mod:`coverage`), which lifts the chunk
   holding most of the question over one that repeats a single word of it;
 - ``defines``: the share of the query's words spelled by a name the chunk defines with ``def``, ``class`` or
@@ -15,7 +14,7 @@ from 0 to 1 (``cosine`` from -1 to 1):
 - ``defines_value``: the same for a name assigned at the start of a line (``DEFAULT_BUFFER_SIZE = 8 * 1024``);
 - ``context``: the share of the query's words in the chunk's context line (its section, its JSON path);
 - ``length``: its size on a log scale (0 for nothing, 1 for 4 KB or more);
-- ``cosine``: its raw cosine similarity;
+- ``cosine``: its raw cosine similarity (the lower median of the others without a vector);
 - ``local``: the share of the query's words held by the chunk's best :data:`LOCAL_LINES` consecutive lines,
   which tells the lines that answer from a big chunk that spreads the same words over its length.
 
@@ -132,13 +131,13 @@ def features(query: str, candidates: Sequence[Candidate], names: Sequence[str] =
     def scaled(similarity: float) -> float:
         return (similarity - low) / (high - low) if high > low else 0.0
 
-    # A chunk with no vector yet (its text stored seconds ago, the embedder behind) is not the least similar:
-    # its similarity is unknown, so it takes the middle one of those known.
-    known = sorted(map(scaled, similar))
-    unknown = known[len(known) // 2] if known else 0.0
+    # A chunk with no vector (its text stored seconds ago, the embedder behind; or its embedding failed) is not
+    # the least similar: its similarity is unknown, so it takes the lower middle one of those known (with two,
+    # the lower: min-max over two points says little).
+    middle = sorted(similar)[(len(similar) - 1) // 2] if similar else 0.0
 
     def dense(c: Candidate) -> float:
-        return scaled(c.scores["dense"]) if "dense" in c.scores else unknown
+        return scaled(c.scores.get("dense", middle))
 
     found: dict[int, tuple[list[str], list[str]]] = {}
 
@@ -159,7 +158,7 @@ def features(query: str, candidates: Sequence[Candidate], names: Sequence[str] =
         "defines_value": lambda c: _defines(definitions(c)[1], words),
         "context": context,
         "length": lambda c: min(1.0, math.log(len(c.text) + 1) / _LENGTH_SCALE),
-        "cosine": lambda c: c.scores.get("dense", 0.0),
+        "cosine": lambda c: c.scores.get("dense", middle),
         "local": lambda c: _local(c.text, words),
     }
     columns = [compute[name] for name in names]

@@ -232,7 +232,9 @@ class TextSearch:
             raise
         except Exception as exc:  # gone since the search a moment ago: these rank by their words
             logger.warning("similarities of the chunks found by words failed: %s", describe_failure(exc))
-            dense = {}
+            # Embedded, yet not among the chunks nearest the query: no more similar than the least of those.
+            floor = min((c.scores["dense"] for c in found if "dense" in c.scores), default=None)
+            dense = {r.id: floor for r in missing} if floor is not None else {}
         for c in found:
             c.scores.setdefault("lexical", lexical.get(c.record.id, 0.0))
             if c.record.id in dense:
