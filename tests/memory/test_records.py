@@ -357,6 +357,24 @@ def test_a_long_logs_reference_shows_its_records_line_whole(memory: TaskMemory) 
     assert "memory_select reads them as a JSON array" in line
 
 
+def test_a_history_whose_newest_commits_are_big_is_counted_near_its_size_in_the_reference(memory: TaskMemory) -> None:
+    """The reference counts a big text's records from its head: a `git log --stat` whose newest commits each touch
+    forty files (the head) and whose older ones touch one was said to hold "about 387 commits" for 810."""
+
+    def commit(n: int, files: int) -> str:
+        stat = "".join(f" src/part_{n}_{k}.py | 2 ++\n" for k in range(files))
+        return (
+            f"commit {n:040x}\nAuthor: Ada Lovelace <ada@example.org>\nDate:   Mon Nov 30 18:02:11 2026 +0100\n\n"
+            f"    change number {n}\n\n{stat} {files} files changed, {2 * files} insertions(+)\n"
+        )
+
+    history = "\n".join(commit(n, 40 if n < 60 else 1) for n in range(800))
+    reference = memory.store([TextArtifact(value=history)], tool="git.log", outline_tokens=400)
+    said = re.search(r"Records: about ([\d,]+) commits", reference.outline[0].title)
+    assert said is not None, reference.outline[0].title
+    assert abs(int(said[1].replace(",", "")) - 800) <= 40
+
+
 def unittest_run(tmp_path: Path) -> str:
     """`python -m unittest -v` over four tests: one passes, one fails, one is skipped, one errs."""
     (tmp_path / "test_sample.py").write_text(
