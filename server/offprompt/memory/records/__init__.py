@@ -167,7 +167,8 @@ def _estimate(text: str, head: str, records: Sequence[Record]) -> int:
     head of forty-file commits said 202 for 800). Else in proportion to lines, which records follow more
     closely than bytes (a table's later rows are longer: bigger numbers, longer ids)."""
     lines = head.split("\n")
-    starts = {_start_shape(lines[r["line"] - 1]) for r in records if isinstance(r.get("line"), int)}
+    numbers = [r.get("line") for r in records]
+    starts = {_start_shape(lines[n - 1]) for n in numbers if isinstance(n, int) and 0 < n <= len(lines)}
     shape = next(iter(starts)) if len(starts) == 1 else None
     if shape is not None:
         pattern = re.compile(shape, re.M)
