@@ -375,6 +375,19 @@ def test_a_history_whose_newest_commits_are_big_is_counted_near_its_size_in_the_
     assert abs(int(said[1].replace(",", "")) - 800) <= 40
 
 
+def test_a_table_whose_first_column_changes_past_its_head_is_counted_by_its_lines(memory: TaskMemory) -> None:
+    """A row a line: the first column's shape (`Adelie` in every row of the head, then `Gentoo`) says nothing of
+    the rows past the head, which the lines count."""
+    rows = [
+        f'{"Adelie" if n < 400 else "Gentoo"},{n},Torgersen,"Adult, 1 Egg Stage",39.{n % 10},181' for n in range(800)
+    ]
+    text = "species,sample,island,stage,culmen_mm,flipper_mm\n" + "\n".join(rows) + "\n"
+    reference = memory.store([TextArtifact(value=text)], tool="db.query", outline_tokens=400)
+    said = re.search(r"Records: about ([\d,]+) rows", reference.outline[0].title)
+    assert said is not None, reference.outline[0].title
+    assert abs(int(said[1].replace(",", "")) - 800) <= 40
+
+
 def unittest_run(tmp_path: Path) -> str:
     """`python -m unittest -v` over four tests: one passes, one fails, one is skipped, one errs."""
     (tmp_path / "test_sample.py").write_text(

@@ -34,6 +34,8 @@ TOTALS_LINES: Final = 200
 #: Fields named in a summary, at most.
 SHOWN_FIELDS: Final = 16
 _DIGITS: Final = re.compile(r"\d+")
+#: Records of a head this many lines long each, on average, or more are counted by their start lines' shape.
+MULTI_LINE: Final = 1.5
 #: A categorical field counted in the example, in this order of preference.
 _GROUPS: Final = ("outcome", "level", "status", "STATUS", "state", "type", "template")
 
@@ -161,12 +163,15 @@ def _with_header(summary: Summary, reader: RecordReader, text: str, records: Seq
 
 
 def _estimate(text: str, head: str, records: Sequence[Record]) -> int:
-    """How many records the whole text holds, from those of its head. Where one shape of line starts every record
-    of the head and no other line (`commit <hash>`, a timestamp, `npm http`), those lines are counted over the
-    whole text: a commit's stat or an event's trace takes more lines in one part of a history than another (a
-    head of forty-file commits said 202 for 800). Else in proportion to lines, which records follow more
-    closely than bytes (a table's later rows are longer: bigger numbers, longer ids)."""
+    """How many records the whole text holds, from those of its head: in proportion to lines, which records follow
+    more closely than bytes (a table's later rows are longer: bigger numbers, longer ids). Records of several
+    lines do not: a commit's stat or an event's trace takes more lines in one part of a history than another (a
+    head of forty-file commits said 202 for 800). For those, where one shape of line starts every record of the
+    head and no other line (`commit <hash>`, a timestamp), those lines are counted over the whole text. A table
+    keeps to lines: its first column's shape may hold for its head alone (`Adelie` rows, then `Gentoo`)."""
     lines = head.split("\n")
+    if len(lines) < MULTI_LINE * len(records):  # a record a line (a table, most logs): lines are as good
+        return round(len(records) * (text.count("\n") + 1) / len(lines))
     numbers = [r.get("line") for r in records]
     starts = {_start_shape(lines[n - 1]) for n in numbers if isinstance(n, int) and 0 < n <= len(lines)}
     shape = next(iter(starts)) if len(starts) == 1 else None
