@@ -170,8 +170,9 @@ def _estimate(text: str, head: str, records: Sequence[Record]) -> int:
     head and no other line (`commit <hash>`, a timestamp), those lines are counted over the whole text. A table
     keeps to lines: its first column's shape may hold for its head alone (`Adelie` rows, then `Gentoo`)."""
     lines = head.split("\n")
+    by_lines = round(len(records) * (text.count("\n") + 1) / len(lines))
     if len(lines) < MULTI_LINE * len(records):  # a record a line (a table, most logs): lines are as good
-        return round(len(records) * (text.count("\n") + 1) / len(lines))
+        return by_lines
     numbers = [r.get("line") for r in records]
     starts = {_start_shape(lines[n - 1]) for n in numbers if isinstance(n, int) and 0 < n <= len(lines)}
     shape = next(iter(starts)) if len(starts) == 1 else None
@@ -179,7 +180,7 @@ def _estimate(text: str, head: str, records: Sequence[Record]) -> int:
         pattern = re.compile(shape, re.M)
         if len(pattern.findall(head)) == len(records):
             return len(pattern.findall(text))
-    return round(len(records) * (text.count("\n") + 1) / len(lines))
+    return by_lines
 
 
 def _start_shape(line: str) -> str | None:
