@@ -16,7 +16,6 @@ Usage: .venv/bin/python bench/retrieval/while_indexing.py --set tuning --data-di
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import sys
@@ -28,11 +27,9 @@ from typing import Any
 import answer_text
 import eval as retrieval
 
-from offprompt import tools
 from offprompt.memory.settings import MemorySettings
 from offprompt.memory.storage.lexical import ChunkRecord
 from offprompt.memory.task_memory import TaskMemory
-from offprompt.tool_args import QueryArgs
 
 
 def embedded(memory: TaskMemory, share: float, order: str) -> Callable[[str], bool]:
@@ -69,13 +66,7 @@ def holds(memory: TaskMemory, questions: list[retrieval.Question]) -> dict[str, 
     missing = sorted({q.doc for q in questions} - set(stored))
     if missing:
         sys.exit(f"{len(missing)} documents not in the --data-dir (e.g. {missing[0]}): run eval.py there first")
-    out: dict[str, bool] = {}
-    for q in questions:
-        args = QueryArgs(query=q.question, artifact_namespace=stored[q.doc])
-        found = asyncio.run(tools.memory_query(memory, args, None))
-        text = "\n".join(block.text for block in found.content if block.type == "text")
-        out[q.id] = answer_text.holds(q.answer, text)
-    return out
+    return {q.id: answer_text.ask(memory, stored[q.doc], q.question, q.answer)["holds"] for q in questions}
 
 
 def compare(now: dict[str, dict[str, bool]], earlier: dict[str, dict[str, bool]]) -> None:
