@@ -556,3 +556,32 @@ def test_a_postgresql_logs_time_zone_and_severity_are_read(memory: TaskMemory) -
     titles = [e.title for e in memory.outline(namespace, 0)]
     assert "15 lines, 2026-11-30 08:00:01.120 UTC to 2026-11-30 08:00:09.001 UTC" in titles
     assert not [t for t in titles if re.match(r"[\d,]+x UTC", t)], titles  # the templates start past the zone
+
+
+def test_a_git_logs_passages_hold_whole_commits_header_message_and_stat(memory: TaskMemory) -> None:
+    """A `git log --stat` was cut as prose, in paragraphs packed up to a size: a passage could end after one
+    commit's `Author` and `Date` and the next begin with its message, so "when was X done, and by whom" found a
+    passage holding half of the answer. Its commits start at the lines the records are read from, and each that
+    fits is one passage, or one of several whole ones."""
+
+    def commit(n: int, files: int) -> str:
+        stat = "".join(f" src/area_{n}/part_{k}.py | {k + 2} ++\n" for k in range(files))
+        return (
+            f"commit {n:040x}\nAuthor: Writer {n} <writer{n}@example.org>\n"
+            f"Date:   Mon Nov {n % 28 + 1} 18:02:11 2026 +0100\n\n"
+            f"    Change {n}: rework area {n} ({'quux' if n == 41 else 'misc'})\n\n{stat}"
+            f" {files} files changed, {files * 2} insertions(+)\n"
+        )
+
+    history = "\n".join(commit(n, 1 + (n * 7) % 9) for n in range(80))
+    namespace = memory.store([TextArtifact(value=history)], tool="git.log").namespace
+    memory.text.wait_chunked(None, 60)  # type: ignore[attr-defined]
+    hits, _ = memory.query("When was quux reworked, and by whom?", namespace, 1, mode="lexical")
+    assert hits, "the words' search found nothing"
+    passage = hits[0].text
+    for part in ("Author: Writer 41 <", "Date:   Mon Nov 14 ", "(quux)", " src/area_41/part_0.py", "9 files changed"):
+        assert part in passage, f"{part!r} is not in the passage:\n{passage}"
+    every = memory.query("rework area files changed", namespace, 200, mode="lexical")[0]
+    assert all(hit.text.lstrip("\n").startswith("commit ") for hit in every), [
+        hit.text[:60] for hit in every if not hit.text.lstrip("\n").startswith("commit ")
+    ]

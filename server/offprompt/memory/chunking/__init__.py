@@ -15,6 +15,9 @@ What the text is decides where it is cut (:func:`detect`, in detect.py):
   headings, then paragraphs (a paragraph keeps the indented block under it, as
   a reST directive keeps its body), then lines. Chunks carry the heading path.
 - **logs**: along blank-line blocks, then lines.
+- **records of several lines** (a `git log`'s commits, stanzas of `Key: value` lines), whatever the text reads as:
+  along the lines that start them (``record_starts``, found by the records' reader): a record that fits in a
+  chunk is never cut, so a commit's header, message and stat are found together.
 
 Small neighbouring units share a chunk up to ``target`` wordpieces. No chunk
 is longer than the embedding model reads (:data:`MAX_TEXT_WORDPIECES`,
@@ -35,7 +38,7 @@ chunk as the embedding model reads it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from offprompt.memory.chunking.detect import detect
 from offprompt.memory.chunking.lines import Lines
@@ -54,11 +57,13 @@ def chunk(
     *,
     target: int | None = None,
     limit: int | None = None,
+    record_starts: Sequence[int] = (),
 ) -> list[Chunk]:
     """Search chunks of a stored UTF-8 text of the given artifact kind, in text order.
 
     ``target`` (default :data:`TARGET_WORDPIECES` for the shape) is how far small units are packed together;
-    ``limit`` (default: what the embedding model reads) is the most any chunk holds, context included.
+    ``limit`` (default: what the embedding model reads) is the most any chunk holds, context included;
+    ``record_starts``, the character offsets where the text's records of several lines start, if it has such.
     """
     from offprompt.embedding import MAX_TEXT_WORDPIECES
 
@@ -72,7 +77,9 @@ def chunk(
         roots = JsonRecords(text).members(0, len(text))
     if not roots:
         lines = Lines(text, shape)
-        if shape == "prose":
+        if record_starts:
+            roots = lines.records(record_starts)
+        elif shape == "prose":
             roots = lines.sections(0, lines.count, lines.headings())
         elif shape == "log":
             roots = lines.line_nodes(0, lines.count)  # a log is one run of lines, blank ones included

@@ -23,7 +23,18 @@ from offprompt.memory.records.base import Record, RecordReader, Value
 from offprompt.memory.records.registry import READERS
 from offprompt.memory.records.values import settle_columns
 
-__all__ = ["MAX_BYTES", "READERS", "Record", "RecordReader", "Summary", "Value", "detect", "make", "preview"]
+__all__ = [
+    "MAX_BYTES",
+    "READERS",
+    "Record",
+    "RecordReader",
+    "Summary",
+    "Value",
+    "detect",
+    "make",
+    "preview",
+    "record_starts",
+]
 
 #: The head of a text its kind is told from.
 SNIFF_CHARS: Final = 16 * 1024
@@ -166,21 +177,41 @@ def _estimate(text: str, head: str, records: Sequence[Record]) -> int:
     """How many records the whole text holds, from those of its head: in proportion to lines, which records follow
     more closely than bytes (a table's later rows are longer: bigger numbers, longer ids). Records of several
     lines do not: a commit's stat or an event's trace takes more lines in one part of a history than another (a
-    head of forty-file commits said 202 for 800). For those, where one shape of line starts every record of the
-    head and no other line (`commit <hash>`, a timestamp), those lines are counted over the whole text. A table
-    keeps to lines: its first column's shape may hold for its head alone (`Adelie` rows, then `Gentoo`)."""
+    head of forty-file commits said 202 for 800). Those are counted by the lines that start them
+    (`_start_pattern`) over the whole text."""
+    pattern = _start_pattern(head, records)
+    if pattern is not None:
+        return len(pattern.findall(text))
+    return round(len(records) * (text.count("\n") + 1) / (head.count("\n") + 1))
+
+
+def record_starts(text: str, kind: str = "text") -> list[int]:
+    """Where the text's records start (character offsets, each a line's start), for a text of records of several
+    lines each whose start lines `_start_pattern` finds: the chunker cuts along them, so a commit's header,
+    message and stat stay together. Empty for any other text (a table, a log of one line an event)."""
+    reader = detect(text, kind)
+    if reader is None:
+        return []
+    head = _head(text)
+    pattern = _start_pattern(head, list(reader.read(head)))
+    return [] if pattern is None else [found.start() for found in pattern.finditer(text)]
+
+
+def _start_pattern(head: str, records: Sequence[Record]) -> re.Pattern[str] | None:
+    """For records of several lines each, the one shape of line (`commit <hash>`, a timestamp) that starts every
+    record of the head and no other line of it; None otherwise. A table has none: its first column's shape may
+    hold for its head alone (`Adelie` rows, then `Gentoo`), and lines count its rows as well."""
     lines = head.split("\n")
-    by_lines = round(len(records) * (text.count("\n") + 1) / len(lines))
-    if len(lines) < MULTI_LINE * len(records):  # a record a line (a table, most logs): lines are as good
-        return by_lines
+    written = sum(1 for line in lines if line.strip())  # a record a line between blank ones is one line
+    if not records or written < MULTI_LINE * len(records):  # a record a line (a table, most logs)
+        return None
     numbers = [r.get("line") for r in records]
     starts = {_start_shape(lines[n - 1]) for n in numbers if isinstance(n, int) and 0 < n <= len(lines)}
     shape = next(iter(starts)) if len(starts) == 1 else None
-    if shape is not None:
-        pattern = re.compile(shape, re.M)
-        if len(pattern.findall(head)) == len(records):
-            return len(pattern.findall(text))
-    return by_lines
+    if shape is None:
+        return None
+    pattern = re.compile(shape, re.M)
+    return pattern if len(pattern.findall(head)) == len(records) else None
 
 
 def _start_shape(line: str) -> str | None:

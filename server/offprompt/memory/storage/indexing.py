@@ -19,6 +19,7 @@ import numpy as np
 
 from offprompt.errors import NotFoundError
 from offprompt.memory import chunking
+from offprompt.memory.records import record_starts
 from offprompt.memory.storage.indexes import LexicalIndex
 from offprompt.memory.storage.lexical import ChunkRecord
 from offprompt.memory.storage.local_texts import LocalTexts
@@ -94,7 +95,8 @@ def chunk_item(texts: LocalTexts, lexical: LexicalIndex, write_lock: threading.L
             sidecar = json.loads(texts.path(namespace, item, ".json").read_bytes())
     except (FileNotFoundError, NotFoundError):
         return False
-    chunks = chunking.chunk(data, sidecar["kind"], sidecar.get("hint", ""))
+    kind = sidecar["kind"]
+    chunks = chunking.chunk(data, kind, sidecar.get("hint", ""), record_starts=record_starts(data.decode(), kind))
     starts = np.asarray([c.start for c in chunks], dtype=np.int64)
     first_tokens = (np.maximum(np.searchsorted(offsets, starts, side="right") - 1, 0)).tolist()
     records = [
