@@ -2,10 +2,11 @@
 
 `bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95,
 `frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107, `frozen-9/` 107, `frozen-10/` 106, `frozen-11/` 108,
-`frozen-12/` 94, `frozen-13/` 106, `frozen-14/` 107, `frozen-15/` 107 and `frozen-16/` 106, each set written by
-two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the documents they chose, committed before
-the set's first run. They only report until that run: a ranking change is chosen on other questions. If one of these
-files changes, the set no longer measures what nobody here tuned on, and this test says so.
+`frozen-12/` 94, `frozen-13/` 106, `frozen-14/` 107, `frozen-15/` 107, `frozen-16/` 106 and `frozen-17/` 66 (commit
+histories only), each set written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the
+documents they chose, committed before the set's first run. They only report until that run: a ranking change is
+chosen on other questions. If one of these files changes, the set no longer measures what nobody here tuned on, and
+this test says so.
 """
 
 from __future__ import annotations
@@ -280,6 +281,19 @@ SHA256_16 = {
     "docs/tests_qs-tape-k.txt": "81538cfafbc30ec18fc2b32d376ac84cd459da482ddbb4a93135509476580973",
 }
 
+FROZEN_17 = REPO / "bench" / "retrieval" / "data" / "frozen-17"
+SHA256_17 = {
+    "WRITER_PROMPT.md": "8c1c71c7629e353db2f89ab7e9ee7c7880e40b9c18153644ab8abed6cd7db612",
+    "qa-c.jsonl": "0147ac5fef9c48a71988832ce35c0f3a23c67031dcba5c69c8a00aa7963318ae",
+    "qa-d.jsonl": "531d391f502c231e5f0bca2e8974627987f122266fd8a9ce70ba30d8df70d73f",
+    "docs/commits_bitflags-c.txt": "20a23fe931bc33c199448b4cffc965b86b2a5892e22c6a84e52d9579a29edaef",
+    "docs/commits_cJSON-d.txt": "e734362c2e9045f923cb1d70f291608a064f659d26d1d8f479e6c3a0706522dc",
+    "docs/commits_node-semver-d.txt": "c5ba9743b227710c03a0797f466448ea550c17d7a19c009723327635607a5593",
+    "docs/commits_path-to-regexp-d.txt": "a903b9819f107d48bb3a984fa20e790d43964ec02662906f676363eec16b9e5f",
+    "docs/commits_python-dotenv-c.txt": "cb10a8af19859b2f0ef92fb0227c1d16df0aa3ef4d29a26c678629c5362eb76a",
+    "docs/commits_tenacity-c.txt": "5cdf4f82d031486e21d9d25e575164b262fb161c1d7c3995a443ac69ec5b2732",
+}
+
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
     pytest.param(FROZEN_2, SHA256_2, "ab", 98, id="frozen-2"),
@@ -297,6 +311,7 @@ SETS = [
     pytest.param(FROZEN_14, SHA256_14, "YZ", 107, id="frozen-14"),
     pytest.param(FROZEN_15, SHA256_15, "gh", 107, id="frozen-15"),
     pytest.param(FROZEN_16, SHA256_16, "km", 106, id="frozen-16"),
+    pytest.param(FROZEN_17, SHA256_17, "cd", 66, id="frozen-17"),
 ]
 
 
