@@ -431,7 +431,7 @@ def artifact_kind(name: str) -> str:
 
 
 def chunk_spans(data: bytes, kind: str) -> list[tuple[int, int]]:
-    return [(c.start, c.end) for c in chunk(data, kind, record_starts=record_starts(data.decode(), kind))]
+    return [(c.start, c.end) for c in chunk(data, kind, records=record_starts(data.decode(), kind))]
 
 
 def run(memory: TaskMemory, docs: dict[str, Doc], questions: list[Question]) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from mcp import Client
 
 from offprompt.artifacts import TextArtifact, from_result
 from offprompt.errors import InvalidArgumentError
+from offprompt.memory import records
 from offprompt.memory.settings import MemorySettings
 from offprompt.memory.task_memory import TaskMemory
 
@@ -585,3 +587,42 @@ def test_a_git_logs_passages_hold_whole_commits_header_message_and_stat(memory: 
     assert all(hit.text.lstrip("\n").startswith("commit ") for hit in every), [
         hit.text[:60] for hit in every if not hit.text.lstrip("\n").startswith("commit ")
     ]
+
+
+def _history(count: int, *, newest_first: bool = True) -> str:
+    """A `git log --stat` of `count` commits a day apart, each touching a file or two."""
+
+    def commit(n: int) -> str:
+        subject = "Add the tokenizer and its tests" if n == 0 else f"Tidy module {n} and its docstrings"
+        return (
+            f"commit {n + 7:040x}\nAuthor: Writer {n} <writer{n}@example.org>\n"
+            f"Date:   {(datetime(2021, 3, 1) + timedelta(days=n)):%a %b %d %H:%M:%S %Y} +0000\n\n    {subject}\n\n"
+            f" src/mod_{n}.py | {n % 5 + 1} +\n 1 file changed, {n % 5 + 1} insertions(+)\n"
+        )
+
+    order = range(count - 1, -1, -1) if newest_first else range(count)
+    return "\n".join(commit(n) for n in order)
+
+
+def test_the_very_first_commit_of_a_history_is_found_by_asking_for_it(memory: TaskMemory) -> None:
+    """A history lists its newest commit first: nothing in the oldest commit's words says it is the first one, so
+    "who made the very first commit" found a commit that shares a word with the question. The chunk that holds it
+    is named the oldest of the commits by date, and so is the newest."""
+    namespace = memory.store([TextArtifact(value=_history(120))], tool="git.log").namespace
+    memory.text.wait_indexed(120)  # type: ignore[attr-defined]
+    for question, holds in [
+        ("Who made the very first commit of the project, and what did it add?", "Author: Writer 0 <"),
+        ("What is the most recent commit in the history?", "Author: Writer 119 <"),
+    ]:
+        hits, _ = memory.query(question, namespace, 1)
+        assert hits, question
+        assert holds in hits[0].text, (question, hits[0].text)
+
+
+def test_a_history_in_oldest_first_order_names_its_first_commit_the_oldest() -> None:
+    """`git log --reverse`: the dates, not the place in the text, say which end is the oldest."""
+    found = records.record_starts(_history(30, newest_first=False))
+    assert found is not None
+    assert len(found.offsets) == 30
+    assert found.first.startswith("the oldest of the 30 commits"), found.first
+    assert found.last.startswith("the newest of the 30 commits"), found.last

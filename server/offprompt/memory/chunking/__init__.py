@@ -16,7 +16,7 @@ What the text is decides where it is cut (:func:`detect`, in detect.py):
   a reST directive keeps its body), then lines. Chunks carry the heading path.
 - **logs**: along blank-line blocks, then lines.
 - **records of several lines** (a `git log`'s commits, stanzas of `Key: value` lines), whatever the text reads as:
-  along the lines that start them (``record_starts``, found by the records' reader): a record that fits in a
+  along the lines that start them (:class:`RecordStarts`, found by the records' reader): a record that fits in a
   chunk is never cut, so a commit's header, message and stat are found together.
 
 Small neighbouring units share a chunk up to ``target`` wordpieces. No chunk
@@ -38,16 +38,24 @@ chunk as the embedding model reads it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from offprompt.memory.chunking.detect import detect
 from offprompt.memory.chunking.lines import Lines
 from offprompt.memory.chunking.model_text import for_embedding
 from offprompt.memory.chunking.packing import Packer
 from offprompt.memory.chunking.records import JsonRecords
-from offprompt.memory.chunking.units import LINE_OVERLAP, TARGET_WORDPIECES, Chunk, Node, Shape, line_starts
+from offprompt.memory.chunking.units import (
+    LINE_OVERLAP,
+    TARGET_WORDPIECES,
+    Chunk,
+    Node,
+    RecordStarts,
+    Shape,
+    line_starts,
+)
 
-__all__ = ["TARGET_WORDPIECES", "Chunk", "Shape", "chunk", "detect", "for_embedding", "line_starts"]
+__all__ = ["TARGET_WORDPIECES", "Chunk", "RecordStarts", "Shape", "chunk", "detect", "for_embedding", "line_starts"]
 
 
 def chunk(
@@ -57,13 +65,13 @@ def chunk(
     *,
     target: int | None = None,
     limit: int | None = None,
-    record_starts: Sequence[int] = (),
+    records: RecordStarts | None = None,
 ) -> list[Chunk]:
     """Search chunks of a stored UTF-8 text of the given artifact kind, in text order.
 
     ``target`` (default :data:`TARGET_WORDPIECES` for the shape) is how far small units are packed together;
     ``limit`` (default: what the embedding model reads) is the most any chunk holds, context included;
-    ``record_starts``, the character offsets where the text's records of several lines start, if it has such.
+    ``records``, where the text's records of several lines start, if it has such.
     """
     from offprompt.embedding import MAX_TEXT_WORDPIECES
 
@@ -77,8 +85,8 @@ def chunk(
         roots = JsonRecords(text).members(0, len(text))
     if not roots:
         lines = Lines(text, shape)
-        if record_starts:
-            roots = lines.records(record_starts)
+        if records is not None and records.offsets:
+            roots = lines.records(records)
         elif shape == "prose":
             roots = lines.sections(0, lines.count, lines.headings())
         elif shape == "log":

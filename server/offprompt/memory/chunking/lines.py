@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from offprompt.memory.chunking.units import (
     MAX_DEPTH,
     MAX_LABEL_CHARS,
     MAX_SUMMARY_CHARS,
     Node,
+    RecordStarts,
     Shape,
     line_starts,
     shorten,
@@ -179,19 +180,21 @@ class Lines:
 
     # Records of several lines: along their start lines.
 
-    def records(self, offsets: Sequence[int]) -> list[Node]:
-        """One node per record, from a line that starts one (at one of these character offsets) to the next, cut
-        along its blocks only where it is too big for a chunk. Neighbours are packed up to the target as paragraphs
-        are (as chunks of one record each, commits ranked lower: over 115 questions on 13 git logs, hybrid MRR@10
-        0.683 against 0.693 packed). What comes before the first is cut as blocks."""
-        firsts = sorted({at for at in (bisect_left(self.starts, o) for o in offsets) if at < self.count})
+    def records(self, found: RecordStarts) -> list[Node]:
+        """One node per record, from a line that starts one to the next, cut along its blocks only where it is too
+        big for a chunk. Neighbours are packed up to the target as paragraphs are (as chunks of one record each,
+        commits ranked lower: over 115 questions on 13 git logs, hybrid MRR@10 0.683 against 0.693 packed). The
+        first and last are named by their labels, the context of their chunks. What comes before the first is cut
+        as blocks."""
+        firsts = sorted({at for at in (bisect_left(self.starts, o) for o in found.offsets) if at < self.count})
         if not firsts:
             return self.blocks(0, self.count)
         nodes = self.blocks(0, firsts[0]) if firsts[0] > 0 else []
         for k, lo in enumerate(firsts):
             hi = firsts[k + 1] if k + 1 < len(firsts) else self.count
             a, b = self.span(lo, hi)
-            nodes.append(Node(a, b, "", self._blocks_of(lo, hi, 1)))
+            label = found.last if k == len(firsts) - 1 else found.first if k == 0 else ""
+            nodes.append(Node(a, b, label, self._blocks_of(lo, hi, 1), named=bool(label)))
         return nodes
 
     # Code, paragraphs, logs: indentation blocks.

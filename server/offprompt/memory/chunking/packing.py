@@ -68,6 +68,7 @@ class _Piece:
     lead: bool = False
     target: int = 0  # how big it may grow by joining its neighbours
     titles: list[str] = field(default_factory=list)  # labels of the units packed into it
+    sealed: bool = False  # under a named unit's label: joined only with pieces under the same labels
 
 
 class Packer:
@@ -81,6 +82,7 @@ class Packer:
         self.count = WordpieceCounter()
         self.measure = _Measure(text, self.count)
         self.pieces: list[_Piece] = []
+        self.named: set[str] = set()  # labels of named units
         self._contexts: dict[tuple[str, ...], tuple[str, int]] = {}
 
     def context(self, labels: tuple[str, ...]) -> tuple[str, int]:
@@ -108,6 +110,15 @@ class Packer:
             return
         run: _Piece | None = None
         for k, (node, size) in enumerate(zip(nodes, sizes, strict=True)):
+            if node.named and node.label:
+                # Its label is what a question asks it by ("the oldest commit"): the context of its chunks, which
+                # the model reads, so it is packed alone under it.
+                self.add(run)
+                run = None
+                self.named.add(node.label)
+                alone = Node(node.start, node.end, "", node.expand, node.lead, node.line, node.record)
+                self.pack([alone], (*labels, node.label), depth + 1)
+                continue
             if size > limit:
                 self.add(run)
                 run = None
@@ -161,6 +172,7 @@ class Packer:
 
     def add(self, piece: _Piece | None) -> None:
         if piece is not None and self.text[piece.start : piece.end].strip():
+            piece.sealed = any(label in self.named for label in piece.labels)
             self.pieces.append(piece)
 
     def windows(self, start: int, end: int, labels: tuple[str, ...], limit: int) -> None:
@@ -190,7 +202,7 @@ class Packer:
         merged: list[_Piece] = []
         for piece in sorted(self.pieces, key=lambda p: (p.start, p.end)):
             last = merged[-1] if merged else None
-            if last is not None and last.end == piece.start and not piece.lead:
+            if last is not None and last.end == piece.start and not piece.lead and not _apart(last, piece):
                 common = common_prefix(last.labels, piece.labels)
                 size = last.size + piece.size + self.context(common)[1]
                 grown = min(last.target, piece.target)
@@ -204,6 +216,11 @@ class Packer:
             (p.start, p.end, self.context(p.labels)[0], shorten(" | ".join(dict.fromkeys(p.titles)), MAX_TITLES_CHARS))
             for p in merged
         ]
+
+
+def _apart(last: _Piece, piece: _Piece) -> bool:
+    """Whether a named unit's piece and its neighbour stay apart: joined, its label would no longer be context."""
+    return (last.sealed or piece.sealed) and last.labels != piece.labels
 
 
 #: Up to the last white space, or the last character that is not a letter or digit, of what they are matched on.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -132,6 +132,17 @@ class Chunk:
     titles: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class RecordStarts:
+    """Where a text's records of several lines start (character offsets, each at a line's start), and the labels of
+    its first and last record: what sets them apart (the newest and the oldest by date, else first and last in the
+    text), in the words a question asks them by ("the very first commit"), for the chunks that hold them."""
+
+    offsets: Sequence[int]
+    first: str = ""
+    last: str = ""
+
+
 @dataclass(slots=True)
 class Node:
     """A unit of the text, characters ``[start, end)``; ``expand`` gives its parts when it is too big."""
@@ -143,6 +154,7 @@ class Node:
     lead: bool = False  # introduces the sibling after it (a signature, a heading): packed forward, not back
     line: bool = False  # a single line of a run with no structure left
     record: bool = False  # one of many records alike (JSON objects side by side): a chunk of its own
+    named: bool = False  # its label is its chunks' context, not only a title: never packed with a neighbour
 
 
 def shorten(line: str, limit: int = 80) -> str:

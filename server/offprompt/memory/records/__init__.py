@@ -15,10 +15,12 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import orjson
 
+from offprompt.memory.chunking import RecordStarts
 from offprompt.memory.records.base import Record, RecordReader, Value
 from offprompt.memory.records.registry import READERS
 from offprompt.memory.records.values import settle_columns
@@ -45,6 +47,8 @@ TOTALS_LINES: Final = 200
 #: Fields named in a summary, at most.
 SHOWN_FIELDS: Final = 16
 _DIGITS: Final = re.compile(r"\d+")
+#: A value that starts as an ISO date does (`2026-07-16T19:48:24+10:00`, `2025-06-24  14:36:25`).
+_ISO_DATE: Final = re.compile(r"\d{4}-\d\d-\d\d")
 #: Records of a head this many lines long each, on average, or more are counted by their start lines' shape.
 MULTI_LINE: Final = 1.5
 #: A categorical field counted in the example, in this order of preference.
@@ -185,16 +189,49 @@ def _estimate(text: str, head: str, records: Sequence[Record]) -> int:
     return round(len(records) * (text.count("\n") + 1) / (head.count("\n") + 1))
 
 
-def record_starts(text: str, kind: str = "text") -> list[int]:
-    """Where the text's records start (character offsets, each a line's start), for a text of records of several
-    lines each whose start lines `_start_pattern` finds: the chunker cuts along them, so a commit's header,
-    message and stat stay together. Empty for any other text (a table, a log of one line an event)."""
+def record_starts(text: str, kind: str = "text") -> RecordStarts | None:
+    """Where the text's records start, for a text of records of several lines each whose start lines
+    `_start_pattern` finds: the chunker cuts along them, so a commit's header, message and stat stay together, and
+    names the first and last by `_extremes`. None for any other text (a table, a log of one line an event)."""
     reader = detect(text, kind)
     if reader is None:
-        return []
+        return None
     head = _head(text)
     pattern = _start_pattern(head, list(reader.read(head)))
-    return [] if pattern is None else [found.start() for found in pattern.finditer(text)]
+    if pattern is None:
+        return None
+    offsets = [found.start() for found in pattern.finditer(text)]
+    if len(offsets) < 2:  # one record (`git show`, one `pip show`): nothing to cut along
+        return None
+    first = next(iter(reader.read(text[offsets[0] : offsets[1]])), None)
+    last = next(iter(reader.read(text[offsets[-1] :])), None)
+    labels = _extremes(reader.what, len(offsets), first, last)
+    return RecordStarts(offsets, *labels)
+
+
+def _extremes(what: str, count: int, first: Record | None, last: Record | None) -> tuple[str, str]:
+    """Labels of a stream's first and last record, in the words a question asks for them by: by their dates
+    where both have one (a history lists its newest commit first, so "the very first commit" is its last),
+    else by their place in the text."""
+    when = [_moment(record) for record in (first, last)]
+    if when[0] is not None and when[1] is not None and when[0] != when[1]:
+        newest = f"the newest of the {count:,} {what} by date: the latest, most recent"
+        oldest = f"the oldest of the {count:,} {what} by date: the earliest, the first"
+        return (newest, oldest) if when[0] > when[1] else (oldest, newest)
+    return f"the first of the {count:,} {what} in the text", f"the last of the {count:,} {what} in the text"
+
+
+def _moment(record: Record | None) -> datetime | None:
+    """The record's first field that reads as an ISO date and time (a commit's `date`, a stanza's `Start-Date`),
+    in UTC where it says its offset; None if it has none."""
+    for value in (record or {}).values():
+        if isinstance(value, str) and _ISO_DATE.match(value):
+            try:
+                moment = datetime.fromisoformat(" ".join(value.split()))
+            except ValueError:
+                continue
+            return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+    return None
 
 
 def _start_pattern(head: str, records: Sequence[Record]) -> re.Pattern[str] | None:

@@ -96,7 +96,7 @@ def chunk_item(texts: LocalTexts, lexical: LexicalIndex, write_lock: threading.L
     except (FileNotFoundError, NotFoundError):
         return False
     kind = sidecar["kind"]
-    chunks = chunking.chunk(data, kind, sidecar.get("hint", ""), record_starts=record_starts(data.decode(), kind))
+    chunks = chunking.chunk(data, kind, sidecar.get("hint", ""), records=record_starts(data.decode(), kind))
     starts = np.asarray([c.start for c in chunks], dtype=np.int64)
     first_tokens = (np.maximum(np.searchsorted(offsets, starts, side="right") - 1, 0)).tolist()
     records = [
