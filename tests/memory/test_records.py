@@ -22,7 +22,7 @@ from mcp import Client
 
 from offprompt.artifacts import TextArtifact, from_result
 from offprompt.errors import InvalidArgumentError
-from offprompt.memory import records
+from offprompt.memory import chunking, records
 from offprompt.memory.settings import MemorySettings
 from offprompt.memory.task_memory import TaskMemory
 
@@ -626,3 +626,15 @@ def test_a_history_in_oldest_first_order_names_its_first_commit_the_oldest() -> 
     assert len(found.offsets) == 30
     assert found.first.startswith("the oldest of the 30 commits"), found.first
     assert found.last.startswith("the newest of the 30 commits"), found.last
+
+
+def test_a_log_whose_events_take_a_line_or_two_keeps_its_overlapping_windows() -> None:
+    """Cut along its events, a log with a detail line under every other one would lose the windows that let a
+    line be read with the lines around it on either side; only records of several lines each are cut so."""
+    log = "".join(
+        f"2026-11-30 08:{n // 60 % 60:02d}:{n % 60:02d},123 INFO job {n} done\n" + ("  detail: q=1\n" if n % 2 else "")
+        for n in range(600)
+    )
+    chunks = chunking.chunk(log.encode(), records=records.record_starts(log))
+    holding = [c for c in chunks if b"job 300 done" in log.encode()[c.start : c.end]]
+    assert len(holding) == 2, [(c.start, c.end) for c in holding]

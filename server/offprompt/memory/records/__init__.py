@@ -51,6 +51,9 @@ _DIGITS: Final = re.compile(r"\d+")
 _ISO_DATE: Final = re.compile(r"\d{4}-\d\d-\d\d")
 #: Records of a head this many lines long each, on average, or more are counted by their start lines' shape.
 MULTI_LINE: Final = 1.5
+#: Records this many written lines long each, on average, or more are what the chunker cuts along (a commit, a
+#: stanza); a log whose events take a line or two keeps its overlapping windows of lines.
+RECORD_LINES: Final = 3
 #: A categorical field counted in the example, in this order of preference.
 _GROUPS: Final = ("outcome", "level", "status", "STATUS", "state", "type", "template")
 
@@ -197,10 +200,12 @@ def record_starts(text: str, kind: str = "text") -> RecordStarts | None:
     if reader is None:
         return None
     head = _head(text)
-    pattern = _start_pattern(head, list(reader.read(head)))
+    found = list(reader.read(head))
+    written = sum(1 for line in head.split("\n") if line.strip())
+    pattern = _start_pattern(head, found) if written >= RECORD_LINES * len(found) else None
     if pattern is None:
         return None
-    offsets = [found.start() for found in pattern.finditer(text)]
+    offsets = [start.start() for start in pattern.finditer(text)]
     if len(offsets) < 2:  # one record (`git show`, one `pip show`): nothing to cut along
         return None
     first = next(iter(reader.read(text[offsets[0] : offsets[1]])), None)
