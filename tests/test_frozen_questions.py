@@ -2,11 +2,11 @@
 
 `bench/retrieval/data/frozen/` holds 111 questions, `frozen-2/` 98, `frozen-3/` 84, `frozen-4/` 96, `frozen-5/` 95,
 `frozen-6/` 107, `frozen-7/` 108, `frozen-8/` 107, `frozen-9/` 107, `frozen-10/` 106, `frozen-11/` 108,
-`frozen-12/` 94, `frozen-13/` 106, `frozen-14/` 107, `frozen-15/` 107, `frozen-16/` 106 and `frozen-17/` 66 (commit
-histories only), each set written by two outside writers that saw only their prompt (`WRITER_PROMPT.md`) and the
-documents they chose, committed before the set's first run. They only report until that run: a ranking change is
-chosen on other questions. If one of these files changes, the set no longer measures what nobody here tuned on, and
-this test says so.
+`frozen-12/` 94, `frozen-13/` 106, `frozen-14/` 107, `frozen-15/` 107, `frozen-16/` 106, `frozen-17/` 66 and
+`frozen-18/` 66 (commit histories only), each set written by two outside writers that saw only their prompt
+(`WRITER_PROMPT.md`) and the documents they chose, committed before the set's first run. They only report until
+that run: a ranking change is chosen on other questions. If one of these files changes, the set no longer measures
+what nobody here tuned on, and this test says so.
 """
 
 from __future__ import annotations
@@ -294,6 +294,19 @@ SHA256_17 = {
     "docs/commits_tenacity-c.txt": "5cdf4f82d031486e21d9d25e575164b262fb161c1d7c3995a443ac69ec5b2732",
 }
 
+FROZEN_18 = REPO / "bench" / "retrieval" / "data" / "frozen-18"
+SHA256_18 = {
+    "WRITER_PROMPT.md": "3124a576f48d073453d4f9b0301df97f3ce1d2e827f04c4c696c28c1e28bfc4a",
+    "qa-e.jsonl": "7abacf2f6b42243f373b7a72b516121d5bca354d9fcbe288ed4e10416442e440",
+    "qa-i.jsonl": "60bcf0e1161c2b47075d4892e7d850d8a27f9edccd047f1d2b5e6433b0ffb69e",
+    "docs/commits_bats-core-i.txt": "6de2e065eb024356e0a9f7ba4fffeb678a1c9773539b28408c9c03c90f4b0654",
+    "docs/commits_commander-i.txt": "ce398c9e4049c53ec63d0b0cbe7a00907922a4a353046d7f67a6f858dc310698",
+    "docs/commits_log-e.txt": "823b700f9ecacf4fc689d2b20f6fac8660024a97e3b83e91c9804ba048240f21",
+    "docs/commits_more-itertools-e.txt": "3ec5a231233c0dfc8a6af22cbacb45e59642f249900b2080f1add78fe9aa8b97",
+    "docs/commits_structlog-e.txt": "c2a1129b00ebb1bcab69603df9ef6e03231ccf48e25f3d9b64fb87b1b905bab9",
+    "docs/commits_uuid-i.txt": "c0f828291a755868203dcb374377062144f487d4e10e1dfe0edcdad452a52a8f",
+}
+
 SETS = [
     pytest.param(FROZEN, SHA256, "ab", 111, id="frozen"),
     pytest.param(FROZEN_2, SHA256_2, "ab", 98, id="frozen-2"),
@@ -312,6 +325,7 @@ SETS = [
     pytest.param(FROZEN_15, SHA256_15, "gh", 107, id="frozen-15"),
     pytest.param(FROZEN_16, SHA256_16, "km", 106, id="frozen-16"),
     pytest.param(FROZEN_17, SHA256_17, "cd", 66, id="frozen-17"),
+    pytest.param(FROZEN_18, SHA256_18, "ei", 66, id="frozen-18"),
 ]
 
 

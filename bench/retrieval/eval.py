@@ -37,7 +37,7 @@ commit the run was made on; every question's rank per ranking and rule, for comp
 question, goes to bench/listings/retrieval-<set>.json unless --answers (git-ignored: a listing is not a figure).
 
 Usage: .venv/bin/python bench/retrieval/eval.py
-       [--set tuning|frozen|frozen-2|…|frozen-17|generated]
+       [--set tuning|frozen|frozen-2|…|frozen-18|generated]
        [--out FILE] [--data-dir DIR]
        [--lexical-only]   (lexical and the fixed-window BM25 only, without embedding: about 20 s)
        [--data-dir DIR --reuse]   (ask again over documents an earlier run with that --data-dir stored and
@@ -112,6 +112,7 @@ WRITERS = {
     "frozen-15": ("g", "h"),
     "frozen-16": ("k", "m"),
     "frozen-17": ("c", "d"),
+    "frozen-18": ("e", "i"),
 }
 RESULTS = HERE.parent / "results"
 #: Every question's rank, per run: read by --baseline-from and --markdown, never committed (.gitignore).
@@ -135,6 +136,7 @@ SETS = (
     "frozen-15",
     "frozen-16",
     "frozen-17",
+    "frozen-18",
     "generated",
 )
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
