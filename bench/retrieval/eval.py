@@ -78,12 +78,11 @@ import mcp_types as mt
 
 import offprompt
 from offprompt.artifacts import from_block
-from offprompt.memory.chunking import chunk
 from offprompt.memory.outline.passages import terms as passage_terms
-from offprompt.memory.records import record_starts
 from offprompt.memory.settings import MemorySettings
 from offprompt.memory.shown import best_row
 from offprompt.memory.storage.base import Hit, SearchMode
+from offprompt.memory.storage.indexing import text_chunks
 from offprompt.memory.task_memory import TaskMemory
 
 HERE = Path(__file__).resolve().parent
@@ -433,7 +432,7 @@ def artifact_kind(name: str) -> str:
 
 
 def chunk_spans(data: bytes, kind: str) -> list[tuple[int, int]]:
-    return [(c.start, c.end) for c in chunk(data, kind, records=record_starts(data.decode(), kind))]
+    return [(c.start, c.end) for c in text_chunks(data, kind)]
 
 
 def run(memory: TaskMemory, docs: dict[str, Doc], questions: list[Question]) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from offprompt.memory.chunking.units import (
     MAX_CONTEXT_WORDPIECES,
@@ -116,8 +116,7 @@ class Packer:
                 self.add(run)
                 run = None
                 self.named.add(node.label)
-                alone = Node(node.start, node.end, "", node.expand, node.lead, node.line, node.record)
-                self.pack([alone], (*labels, node.label), depth + 1)
+                self.pack([replace(node, label="", named=False)], (*labels, node.label), depth + 1)
                 continue
             if size > limit:
                 self.add(run)

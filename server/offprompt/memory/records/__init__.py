@@ -200,9 +200,7 @@ def record_starts(text: str, kind: str = "text") -> RecordStarts | None:
     if reader is None:
         return None
     head = _head(text)
-    found = list(reader.read(head))
-    written = sum(1 for line in head.split("\n") if line.strip())
-    pattern = _start_pattern(head, found) if written >= RECORD_LINES * len(found) else None
+    pattern = _start_pattern(head, list(reader.read(head)), RECORD_LINES)
     if pattern is None:
         return None
     offsets = [start.start() for start in pattern.finditer(text)]
@@ -239,13 +237,14 @@ def _moment(record: Record | None) -> datetime | None:
     return None
 
 
-def _start_pattern(head: str, records: Sequence[Record]) -> re.Pattern[str] | None:
-    """For records of several lines each, the one shape of line (`commit <hash>`, a timestamp) that starts every
-    record of the head and no other line of it; None otherwise. A table has none: its first column's shape may
-    hold for its head alone (`Adelie` rows, then `Gentoo`), and lines count its rows as well."""
+def _start_pattern(head: str, records: Sequence[Record], lines_each: float = MULTI_LINE) -> re.Pattern[str] | None:
+    """For records of `lines_each` written lines or more each, on average, the one shape of line (`commit <hash>`, a
+    timestamp) that starts every record of the head and no other line of it; None otherwise. A table has none: its
+    first column's shape may hold for its head alone (`Adelie` rows, then `Gentoo`), and lines count its rows as
+    well."""
     lines = head.split("\n")
     written = sum(1 for line in lines if line.strip())  # a record a line between blank ones is one line
-    if not records or written < MULTI_LINE * len(records):  # a record a line (a table, most logs)
+    if not records or written < lines_each * len(records):  # a record a line (a table, most logs)
         return None
     numbers = [r.get("line") for r in records]
     starts = {_start_shape(lines[n - 1]) for n in numbers if isinstance(n, int) and 0 < n <= len(lines)}

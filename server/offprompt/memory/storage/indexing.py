@@ -85,6 +85,11 @@ def lower_priority() -> None:
     lower_this_thread()
 
 
+def text_chunks(data: bytes, kind: str, hint: str = "") -> list[chunking.Chunk]:
+    """A stored text's search chunks: cut along its records where they are several lines each (a commit)."""
+    return chunking.chunk(data, kind, hint, records=record_starts(data.decode("utf-8"), kind))
+
+
 def chunk_item(texts: LocalTexts, lexical: LexicalIndex, write_lock: threading.Lock, namespace: str, item: int) -> bool:
     """Cut a stored text into chunks and put them in the lexical index; False if it was deleted meanwhile (or,
     for a copy of a text kept elsewhere, is not stored any more)."""
@@ -95,8 +100,7 @@ def chunk_item(texts: LocalTexts, lexical: LexicalIndex, write_lock: threading.L
             sidecar = json.loads(texts.path(namespace, item, ".json").read_bytes())
     except (FileNotFoundError, NotFoundError):
         return False
-    kind = sidecar["kind"]
-    chunks = chunking.chunk(data, kind, sidecar.get("hint", ""), records=record_starts(data.decode(), kind))
+    chunks = text_chunks(data, sidecar["kind"], sidecar.get("hint", ""))
     starts = np.asarray([c.start for c in chunks], dtype=np.int64)
     first_tokens = (np.maximum(np.searchsorted(offsets, starts, side="right") - 1, 0)).tolist()
     records = [
